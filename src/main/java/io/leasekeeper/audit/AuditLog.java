@@ -1,0 +1,117 @@
+package io.leasekeeper.audit;
+
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
+import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
+import org.springframework.jdbc.core.namedparam.SqlParameterSource;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.stereotype.Component;
+import org.springframework.transaction.annotation.Propagation;
+import org.springframework.transaction.annotation.Transactional;
+import tools.jackson.core.type.TypeReference;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The audit table. Events are written only inside the transaction of the transition they record
+ * ({@link Propagation#MANDATORY}): a transition and its event commit together or not at all.
+ */
+@Component
+public class AuditLog {
+
+    private static final String INSERT = """
+            INSERT INTO lease_event (lease_id, type, from_state, to_state, fencing_token, at,
+                                     principal, request_id, trace_id, details)
+            VALUES (:leaseId, :type, :fromState, :toState, :fencingToken, :at,
+                    :principal, :requestId, :traceId, CAST(:details AS jsonb))
+            """;
+
+    // Every lease has its ACQUIRED event (written in the acquiring transaction), so no rows means
+    // that no lease with this id exists in this tenant.
+    private static final String HISTORY = """
+            SELECT e.id, e.lease_id, e.type, e.from_state, e.to_state, e.fencing_token, e.at,
+                   e.principal, e.request_id, e.trace_id, e.details
+            FROM lease_event e
+            JOIN lease l ON l.id = e.lease_id
+            WHERE l.id = :leaseId AND l.tenant = :tenant
+            ORDER BY e.id
+            """;
+
+    private static final TypeReference<Map<String, Object>> JSON_OBJECT = new TypeReference<>() {
+    };
+
+    private final JdbcClient jdbc;
+    private final NamedParameterJdbcTemplate batch;
+    private final JsonMapper json;
+
+    AuditLog(JdbcClient jdbc, NamedParameterJdbcTemplate batch, JsonMapper json) {
+        this.jdbc = jdbc;
+        this.batch = batch;
+        this.json = json;
+    }
+
+    @Transactional(propagation = Propagation.MANDATORY)
+    public void record(NewEvent event) {
+        int inserted = batch.update(INSERT, parameters(event));
+        if (inserted != 1) {
+            throw new IllegalStateException("audit event not written for lease " + event.leaseId());
+        }
+    }
+
+    @Transactional(propagation = Propagation.MANDATORY)
+    public void recordAll(List<NewEvent> events) {
+        if (events.isEmpty()) {
+            return;
+        }
+        int[] counts = batch.batchUpdate(INSERT, events.stream().map(this::parameters).toArray(SqlParameterSource[]::new));
+        for (int count : counts) {
+            // The driver may answer SUCCESS_NO_INFO (-2) for a batched statement; 0 would mean a lost event.
+            if (count == 0) {
+                throw new IllegalStateException("audit event not written in a batch of " + events.size());
+            }
+        }
+    }
+
+    /** The events of a lease of this tenant, oldest first; empty when there is no such lease. */
+    public List<LeaseEvent> history(UUID leaseId, String tenant) {
+        return jdbc.sql(HISTORY)
+                .param("leaseId", leaseId)
+                .param("tenant", tenant)
+                .query(this::event)
+                .list();
+    }
+
+    private SqlParameterSource parameters(NewEvent e) {
+        return new MapSqlParameterSource()
+                .addValue("leaseId", e.leaseId())
+                .addValue("type", e.type().name())
+                .addValue("fromState", e.fromState())
+                .addValue("toState", e.toState())
+                .addValue("fencingToken", e.fencingToken())
+                .addValue("at", OffsetDateTime.ofInstant(e.at(), ZoneOffset.UTC))
+                .addValue("principal", e.principal())
+                .addValue("requestId", e.requestId())
+                .addValue("traceId", e.traceId())
+                .addValue("details", json.writeValueAsString(e.details() == null ? Map.of() : e.details()));
+    }
+
+    private LeaseEvent event(ResultSet rs, int row) throws SQLException {
+        return new LeaseEvent(
+                rs.getLong("id"),
+                rs.getObject("lease_id", UUID.class),
+                EventType.valueOf(rs.getString("type")),
+                rs.getString("from_state"),
+                rs.getString("to_state"),
+                rs.getLong("fencing_token"),
+                rs.getObject("at", OffsetDateTime.class).toInstant(),
+                rs.getString("principal"),
+                rs.getString("request_id"),
+                rs.getString("trace_id"),
+                json.readValue(rs.getString("details"), JSON_OBJECT));
+    }
+}

@@ -1,0 +1,42 @@
+package io.leasekeeper.config;
+
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import org.springframework.boot.jackson.autoconfigure.JsonMapperBuilderCustomizer;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import tools.jackson.core.JsonGenerator;
+import tools.jackson.databind.DeserializationFeature;
+import tools.jackson.databind.MapperFeature;
+import tools.jackson.databind.SerializationContext;
+import tools.jackson.databind.module.SimpleModule;
+import tools.jackson.databind.ser.std.StdSerializer;
+
+/**
+ * JSON as the contract wants it: instants as RFC 3339 UTC with exactly three fraction digits, and no
+ * silent coercion of wrong types (a string "30" or a 1.5 for an integer field is a 400, not a 30 or a 1).
+ */
+@Configuration(proxyBeanMethods = false)
+class JsonConfig {
+
+    static final DateTimeFormatter RFC3339_MILLIS =
+            DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(ZoneOffset.UTC);
+
+    @Bean
+    JsonMapperBuilderCustomizer leasekeeperJson() {
+        SimpleModule instants = new SimpleModule("leasekeeper-instants");
+        instants.addSerializer(Instant.class, new StdSerializer<>(Instant.class) {
+            @Override
+            public void serialize(Instant value, JsonGenerator gen, SerializationContext context) {
+                gen.writeString(RFC3339_MILLIS.format(value));
+            }
+        });
+        return builder -> builder
+                .addModule(instants)
+                .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
+                .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS)
+                .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+                .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+    }
+}

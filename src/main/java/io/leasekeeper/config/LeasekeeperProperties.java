@@ -1,0 +1,92 @@
+package io.leasekeeper.config;
+
+import java.time.Duration;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.util.unit.DataSize;
+
+/**
+ * Every setting of the service, under {@code leasekeeper.*}, checked once at start-up: a bad value stops
+ * the service with a message naming it, instead of surfacing later as odd lease behaviour.
+ */
+@ConfigurationProperties("leasekeeper")
+public record LeasekeeperProperties(
+        @DefaultValue Lease lease,
+        @DefaultValue ListPage list,
+        @DefaultValue Sweeper sweeper,
+        @DefaultValue Security security) {
+
+    /**
+     * Bounds of a lease's timing. {@code minTtl} stops clients from renewing so often that they load the
+     * database; {@code maxTtl} bounds how long a dead holder blocks its key. Every lease lives at most
+     * {@code maxLifetimeCap}, so no key is held forever by a client that keeps renewing.
+     */
+    public record Lease(
+            @DefaultValue("1s") Duration minTtl,
+            @DefaultValue("3600s") Duration maxTtl,
+            @DefaultValue("24h") Duration defaultMaxLifetime,
+            @DefaultValue("7d") Duration maxLifetimeCap,
+            @DefaultValue("8KB") DataSize metadataMaxSize) {
+
+        public Lease {
+            requireWholeSeconds("leasekeeper.lease.min-ttl", minTtl);
+            requireWholeSeconds("leasekeeper.lease.max-ttl", maxTtl);
+            requireWholeSeconds("leasekeeper.lease.default-max-lifetime", defaultMaxLifetime);
+            requireWholeSeconds("leasekeeper.lease.max-lifetime-cap", maxLifetimeCap);
+            require(minTtl.toSeconds() >= 1, "leasekeeper.lease.min-ttl must be at least 1s");
+            require(maxTtl.compareTo(minTtl) >= 0, "leasekeeper.lease.max-ttl must not be below min-ttl");
+            // A lease granted with the largest TTL and the default lifetime must be able to run its first TTL.
+            require(defaultMaxLifetime.compareTo(maxTtl) >= 0,
+                    "leasekeeper.lease.default-max-lifetime must be at least max-ttl");
+            require(maxLifetimeCap.compareTo(defaultMaxLifetime) >= 0,
+                    "leasekeeper.lease.max-lifetime-cap must be at least default-max-lifetime");
+            // Lifetimes travel as int seconds on the wire and in the database.
+            require(maxLifetimeCap.toSeconds() <= Integer.MAX_VALUE, "leasekeeper.lease.max-lifetime-cap is too large");
+            require(metadataMaxSize.toBytes() >= 2, "leasekeeper.lease.metadata-max-size must hold at least {}");
+        }
+    }
+
+    /** Page sizes of the list endpoint: large pages are one long query, so the maximum is bounded. */
+    public record ListPage(@DefaultValue("100") int defaultLimit, @DefaultValue("1000") int maxLimit) {
+
+        public ListPage {
+            require(maxLimit >= 1, "leasekeeper.list.max-limit must be at least 1");
+            require(defaultLimit >= 1 && defaultLimit <= maxLimit,
+                    "leasekeeper.list.default-limit must be within 1..max-limit");
+        }
+    }
+
+    /**
+     * The expiry sweeper. It only tidies up (correctness never waits for it), so the interval bounds how
+     * long an expired lease stays 'active' in the table, and the batch size bounds one transaction.
+     */
+    public record Sweeper(
+            @DefaultValue("true") boolean enabled,
+            @DefaultValue("1s") Duration interval,
+            @DefaultValue("500") int batchSize) {
+
+        public Sweeper {
+            require(!interval.isNegative() && !interval.isZero(), "leasekeeper.sweeper.interval must be positive");
+            require(batchSize >= 1 && batchSize <= 10_000, "leasekeeper.sweeper.batch-size must be within 1..10000");
+        }
+    }
+
+    /** The JWT claim that names the caller's tenant. */
+    public record Security(@DefaultValue("tenant") String tenantClaim) {
+
+        public Security {
+            require(tenantClaim != null && !tenantClaim.isBlank(), "leasekeeper.security.tenant-claim must be set");
+        }
+    }
+
+    private static void requireWholeSeconds(String name, Duration value) {
+        require(value != null && value.toNanosPart() == 0 && !value.isNegative(),
+                name + " must be a whole, non-negative number of seconds");
+    }
+
+    private static void require(boolean condition, String message) {
+        if (!condition) {
+            throw new IllegalArgumentException(message);
+        }
+    }
+}

@@ -1,0 +1,146 @@
+package io.leasekeeper.lease;
+
+import io.leasekeeper.audit.AuditLog;
+import io.leasekeeper.audit.LeaseEvent;
+import io.leasekeeper.security.Caller;
+import io.leasekeeper.web.ApiException;
+import io.leasekeeper.web.ErrorCode;
+import io.leasekeeper.web.Problems;
+import jakarta.servlet.http.HttpServletRequest;
+import java.net.URI;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+
+/** The contract's {@code /v1/leases} endpoints. Mapping only: decisions live in {@link LeaseOperations}. */
+@RestController
+@RequestMapping("/v1/leases")
+class LeaseController {
+
+    record Page(List<LeaseView> items, String nextCursor) {
+    }
+
+    record History(List<LeaseEvent> items) {
+    }
+
+    private final LeaseOperations operations;
+    private final LeaseStore store;
+    private final LeaseRequests requests;
+    private final AuditLog audit;
+
+    LeaseController(LeaseOperations operations, LeaseStore store, LeaseRequests requests, AuditLog audit) {
+        this.operations = operations;
+        this.store = store;
+        this.requests = requests;
+        this.audit = audit;
+    }
+
+    @PostMapping
+    ResponseEntity<?> acquire(@RequestBody(required = false) LeaseRequests.AcquireRequest body, Caller caller,
+                              HttpServletRequest request) {
+        AcquireCommand command = requests.acquire(body, caller.tenant());
+        return switch (operations.acquireIfFree(command, caller)) {
+            case AcquireResult.Granted g -> ResponseEntity.created(URI.create("/v1/leases/" + g.lease().id()))
+                    .body(LeaseView.of(g.lease(), g.now()));
+            case AcquireResult.Held h -> leaseHeld(h, command, request);
+        };
+    }
+
+    @PostMapping("/{leaseId}/renew")
+    LeaseView renew(@PathVariable String leaseId, @RequestBody(required = false) LeaseRequests.RenewRequest body,
+                    Caller caller) {
+        UUID id = leaseId(leaseId);
+        long token = requests.fencingToken(body == null ? null : body.fencingToken());
+        return operations.renew(id, token, requests.renewTtl(body.ttlSeconds()), caller);
+    }
+
+    @PostMapping("/{leaseId}/release")
+    LeaseView release(@PathVariable String leaseId,
+                      @RequestBody(required = false) LeaseRequests.ReleaseRequest body, Caller caller) {
+        UUID id = leaseId(leaseId);
+        long token = requests.fencingToken(body == null ? null : body.fencingToken());
+        return operations.releaseIfHeld(id, token, caller);
+    }
+
+    @GetMapping("/{leaseId}")
+    LeaseView inspect(@PathVariable String leaseId, Caller caller) {
+        UUID id = leaseId(leaseId);
+        LeaseStore.AtTime read = store.byId(id, caller.tenant()).orElseThrow(() -> notFound(leaseId));
+        return LeaseView.of(read.lease(), read.now());
+    }
+
+    @GetMapping("/current")
+    LeaseView current(@RequestParam(required = false) String program,
+                      @RequestParam(required = false) String targetType,
+                      @RequestParam(required = false) String target,
+                      @RequestParam(required = false) String actor,
+                      @RequestParam(required = false) String operation, Caller caller) {
+        var key = requests.currentKey(caller.tenant(), program, targetType, target, actor, operation);
+        LeaseStore.AtTime read = store.currentOfKey(key).orElseThrow(() -> new ApiException(
+                ErrorCode.NO_ACTIVE_LEASE, "No active lease on " + key.canonical() + "."));
+        return LeaseView.of(read.lease(), read.now());
+    }
+
+    @GetMapping
+    Page list(@RequestParam(required = false) String program, @RequestParam(required = false) String actor,
+              @RequestParam(required = false) String targetType, @RequestParam(required = false) String target,
+              @RequestParam(required = false) String owner, @RequestParam(required = false) String holder,
+              @RequestParam(required = false) String state, @RequestParam(required = false) Integer limit,
+              @RequestParam(required = false) String cursor, Caller caller) {
+        LeaseStore.ListFilter filter = requests.list(caller.tenant(), program, actor, targetType, target, owner,
+                holder, state, limit, cursor);
+        // One row more than the page tells whether another page follows.
+        List<LeaseStore.AtTime> rows = store.list(new LeaseStore.ListFilter(filter.tenant(), filter.program(),
+                filter.actor(), filter.targetType(), filter.targetValue(), filter.owner(), filter.holder(),
+                filter.state(), filter.beforeToken(), filter.limit() + 1));
+        boolean more = rows.size() > filter.limit();
+        List<LeaseView> items = rows.stream().limit(filter.limit())
+                .map(r -> LeaseView.of(r.lease(), r.now())).toList();
+        String next = more ? LeaseRequests.encodeCursor(items.getLast().fencingToken()) : null;
+        return new Page(items, next);
+    }
+
+    @GetMapping("/{leaseId}/events")
+    History history(@PathVariable String leaseId, Caller caller) {
+        List<LeaseEvent> events = audit.history(leaseId(leaseId), caller.tenant());
+        if (events.isEmpty()) {
+            throw notFound(leaseId);
+        }
+        return new History(events);
+    }
+
+    private static ResponseEntity<ProblemDetail> leaseHeld(AcquireResult.Held held, AcquireCommand command,
+                                                           HttpServletRequest request) {
+        ProblemDetail problem = Problems.of(ErrorCode.LEASE_HELD,
+                "The key " + command.key().canonical() + " is held by another lease.", request);
+        problem.setProperty("holder", Map.of("owner", held.owner(), "holder", held.holder(),
+                "expiresAt", held.expiresAt(), "remainingMs", held.remainingMs()));
+        long retryAfterSeconds = Math.max(1, (held.remainingMs() + 999) / 1000);
+        return ResponseEntity.status(ErrorCode.LEASE_HELD.status())
+                .header(HttpHeaders.RETRY_AFTER, Long.toString(retryAfterSeconds))
+                .body(problem);
+    }
+
+    /** A path id that is not a UUID names no lease: 404, as for any other unknown id. */
+    static UUID leaseId(String raw) {
+        try {
+            return UUID.fromString(raw);
+        } catch (IllegalArgumentException e) {
+            throw notFound(raw);
+        }
+    }
+
+    private static ApiException notFound(String leaseId) {
+        return new ApiException(ErrorCode.LEASE_NOT_FOUND, "No lease " + leaseId + ".");
+    }
+}

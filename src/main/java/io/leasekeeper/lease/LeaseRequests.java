@@ -1,0 +1,212 @@
+package io.leasekeeper.lease;
+
+import io.leasekeeper.config.LeasekeeperProperties;
+import io.leasekeeper.target.LeaseKey;
+import io.leasekeeper.target.Names;
+import io.leasekeeper.target.Target;
+import io.leasekeeper.target.TargetType;
+import io.leasekeeper.web.FieldErrors;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import java.util.Map;
+import org.springframework.stereotype.Component;
+import tools.jackson.databind.json.JsonMapper;
+
+/** Turns request bodies and query parameters into normalized commands, naming every field at fault. */
+@Component
+class LeaseRequests {
+
+    record TargetBody(String type, String value) {
+    }
+
+    record AcquireRequest(String program, TargetBody target, String actor, String operation, String holder,
+                          Integer ttlSeconds, Integer maxLifetimeSeconds, String jobId, String traceId,
+                          Map<String, Object> metadata) {
+    }
+
+    record RenewRequest(Long fencingToken, Integer ttlSeconds) {
+    }
+
+    record ReleaseRequest(Long fencingToken) {
+    }
+
+    record RevokeRequest(String reason) {
+    }
+
+    private final LeasekeeperProperties.Lease limits;
+    private final LeasekeeperProperties.ListPage page;
+    private final JsonMapper json;
+
+    LeaseRequests(LeasekeeperProperties properties, JsonMapper json) {
+        this.limits = properties.lease();
+        this.page = properties.list();
+        this.json = json;
+    }
+
+    AcquireCommand acquire(AcquireRequest r, String tenant) {
+        FieldErrors errors = new FieldErrors();
+        if (r == null) {
+            throw FieldErrors.single("body", "is required");
+        }
+        LeaseKey key = key(errors, tenant, r.program(), r.target() == null ? null : r.target().type(),
+                r.target() == null ? null : r.target().value(), r.actor(), r.operation(), "target.type", "target.value");
+        String holder = printable(errors, "holder", r.holder(), 128, true);
+        Integer ttl = ttl(errors, "ttlSeconds", r.ttlSeconds(), true);
+        int maxLifetime = (int) limits.defaultMaxLifetime().toSeconds();
+        if (r.maxLifetimeSeconds() != null) {
+            long cap = limits.maxLifetimeCap().toSeconds();
+            if (r.maxLifetimeSeconds() < limits.minTtl().toSeconds() || r.maxLifetimeSeconds() > cap) {
+                errors.reject("maxLifetimeSeconds", "must be within " + limits.minTtl().toSeconds() + ".." + cap);
+            } else if (ttl != null && r.maxLifetimeSeconds() < ttl) {
+                errors.reject("maxLifetimeSeconds", "must not be less than ttlSeconds");
+            } else {
+                maxLifetime = r.maxLifetimeSeconds();
+            }
+        }
+        String jobId = printable(errors, "jobId", r.jobId(), 128, false);
+        String traceId = printable(errors, "traceId", r.traceId(), 128, false);
+        Map<String, Object> metadata = r.metadata() == null ? Map.of() : r.metadata();
+        long metadataBytes = json.writeValueAsString(metadata).getBytes(StandardCharsets.UTF_8).length;
+        if (metadataBytes > limits.metadataMaxSize().toBytes()) {
+            errors.reject("metadata", "must be at most " + limits.metadataMaxSize().toBytes() + " bytes of JSON");
+        }
+        errors.throwIfAny();
+        return new AcquireCommand(key, holder, ttl, maxLifetime, jobId, traceId, metadata);
+    }
+
+    long fencingToken(Long token) {
+        if (token == null) {
+            throw FieldErrors.single("fencingToken", "is required");
+        }
+        return token;
+    }
+
+    Integer renewTtl(Integer ttlSeconds) {
+        FieldErrors errors = new FieldErrors();
+        Integer ttl = ttl(errors, "ttlSeconds", ttlSeconds, false);
+        errors.throwIfAny();
+        return ttl;
+    }
+
+    String revokeReason(RevokeRequest r) {
+        FieldErrors errors = new FieldErrors();
+        String reason = printable(errors, "reason", r == null ? null : r.reason(), 512, true);
+        errors.throwIfAny();
+        return reason;
+    }
+
+    LeaseKey currentKey(String tenant, String program, String targetType, String target, String actor,
+                        String operation) {
+        FieldErrors errors = new FieldErrors();
+        LeaseKey key = key(errors, tenant, program, targetType, target, actor, operation, "targetType", "target");
+        errors.throwIfAny();
+        return key;
+    }
+
+    LeaseStore.ListFilter list(String tenant, String program, String actor, String targetType, String target,
+                               String owner, String holder, String state, Integer limit, String cursor) {
+        FieldErrors errors = new FieldErrors();
+        String normalizedProgram = program == null ? null : errors.check("program", () -> Names.normalize(program));
+        String normalizedActor = actor == null ? null : errors.check("actor", () -> Names.normalize(actor));
+        TargetType type = targetType == null ? null : errors.check("targetType", () -> TargetType.parse(targetType));
+        String targetValue = null;
+        if (target != null) {
+            if (targetType == null) {
+                errors.reject("targetType", "is required with target");
+            } else if (type != null) {
+                targetValue = errors.check("target", () -> type.normalize(target));
+            }
+        }
+        String effectiveState = state == null ? LeaseState.ACTIVE.wireName()
+                : "any".equals(state) ? null
+                : errors.check("state", () -> LeaseState.fromWireName(state).wireName());
+        int pageSize = page.defaultLimit();
+        if (limit != null) {
+            if (limit < 1 || limit > page.maxLimit()) {
+                errors.reject("limit", "must be within 1.." + page.maxLimit());
+            } else {
+                pageSize = limit;
+            }
+        }
+        Long before = cursor == null ? null : errors.check("cursor", () -> decodeCursor(cursor));
+        errors.throwIfAny();
+        return new LeaseStore.ListFilter(tenant, normalizedProgram, normalizedActor,
+                type == null ? null : type.wireName(), targetValue, owner, holder, effectiveState, before, pageSize);
+    }
+
+    static String encodeCursor(long fencingToken) {
+        return Base64.getUrlEncoder().withoutPadding()
+                .encodeToString(("t:" + fencingToken).getBytes(StandardCharsets.US_ASCII));
+    }
+
+    private static Long decodeCursor(String cursor) {
+        try {
+            String decoded = new String(Base64.getUrlDecoder().decode(cursor), StandardCharsets.US_ASCII);
+            if (decoded.startsWith("t:")) {
+                return Long.parseLong(decoded.substring(2));
+            }
+        } catch (IllegalArgumentException e) {
+            // falls through to the one message below
+        }
+        throw new IllegalArgumentException("is not a cursor this service returned");
+    }
+
+    private static LeaseKey key(FieldErrors errors, String tenant, String program, String targetType,
+                                String targetValue, String actor, String operation, String typeField,
+                                String valueField) {
+        String normalizedProgram = program == null ? LeaseKey.DEFAULT_PROGRAM
+                : errors.check("program", () -> Names.normalize(program));
+        Target target = null;
+        if (targetType == null) {
+            errors.reject(typeField, "is required");
+        } else {
+            TargetType type = errors.check(typeField, () -> TargetType.parse(targetType));
+            if (type != null) {
+                target = errors.check(valueField, () -> Target.of(type, targetValue));
+            }
+        }
+        String normalizedActor = errors.check("actor", () -> Names.normalize(actor));
+        String normalizedOperation = operation == null ? null
+                : errors.check("operation", () -> Names.normalize(operation));
+        if (!errors.isEmpty()) {
+            return null;
+        }
+        return new LeaseKey(tenant, normalizedProgram, target, normalizedActor, normalizedOperation);
+    }
+
+    private Integer ttl(FieldErrors errors, String field, Integer ttl, boolean required) {
+        if (ttl == null) {
+            if (required) {
+                errors.reject(field, "is required");
+            }
+            return null;
+        }
+        long min = limits.minTtl().toSeconds();
+        long max = limits.maxTtl().toSeconds();
+        if (ttl < min || ttl > max) {
+            errors.reject(field, "must be within " + min + ".." + max);
+            return null;
+        }
+        return ttl;
+    }
+
+    /** 1..max characters with no control characters. */
+    private static String printable(FieldErrors errors, String field, String value, int max, boolean required) {
+        if (value == null) {
+            if (required) {
+                errors.reject(field, "is required");
+            }
+            return null;
+        }
+        int length = value.codePointCount(0, value.length());
+        if (length < 1 || length > max || value.isBlank()) {
+            errors.reject(field, "must be 1.." + max + " characters, not all blank");
+            return null;
+        }
+        if (value.codePoints().anyMatch(cp -> Character.getType(cp) == Character.CONTROL)) {
+            errors.reject(field, "must not contain control characters");
+            return null;
+        }
+        return value;
+    }
+}

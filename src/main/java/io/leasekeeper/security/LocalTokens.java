@@ -1,0 +1,116 @@
+package io.leasekeeper.security;
+
+import com.nimbusds.jose.jwk.JWKSet;
+import com.nimbusds.jose.jwk.RSAKey;
+import com.nimbusds.jose.jwk.source.ImmutableJWKSet;
+import io.leasekeeper.config.LeasekeeperProperties;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
+import java.security.NoSuchAlgorithmException;
+import java.security.interfaces.RSAPrivateKey;
+import java.security.interfaces.RSAPublicKey;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Profile;
+import org.springframework.core.annotation.Order;
+import org.springframework.security.config.annotation.web.builders.HttpSecurity;
+import org.springframework.security.oauth2.core.DelegatingOAuth2TokenValidator;
+import org.springframework.security.oauth2.jose.jws.SignatureAlgorithm;
+import org.springframework.security.oauth2.jwt.JwsHeader;
+import org.springframework.security.oauth2.jwt.JwtClaimsSet;
+import org.springframework.security.oauth2.jwt.JwtDecoder;
+import org.springframework.security.oauth2.jwt.JwtEncoderParameters;
+import org.springframework.security.oauth2.jwt.JwtValidators;
+import org.springframework.security.oauth2.jwt.NimbusJwtDecoder;
+import org.springframework.security.oauth2.jwt.NimbusJwtEncoder;
+import org.springframework.security.web.SecurityFilterChain;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * Development tokens, only with the {@code local} profile switched on explicitly. The service makes a
+ * throwaway RSA key at start-up, trusts only that key, and mints tokens with {@code POST /local/token}.
+ * Without the profile none of these beans exist: the endpoint is absent and tokens are checked by the
+ * standard resource-server properties alone.
+ */
+@Configuration(proxyBeanMethods = false)
+@Profile("local")
+class LocalTokens {
+
+    record TokenRequest(String subject, String tenant, List<String> scopes, Integer ttlSeconds) {
+    }
+
+    record TokenResponse(String accessToken, String tokenType, Instant expiresAt) {
+    }
+
+    private final RSAKey key;
+
+    LocalTokens() throws NoSuchAlgorithmException {
+        KeyPairGenerator generator = KeyPairGenerator.getInstance("RSA");
+        generator.initialize(2048);
+        KeyPair pair = generator.generateKeyPair();
+        this.key = new RSAKey.Builder((RSAPublicKey) pair.getPublic())
+                .privateKey((RSAPrivateKey) pair.getPrivate())
+                .keyID("local-" + UUID.randomUUID())
+                .build();
+    }
+
+    @Bean
+    JwtDecoder localJwtDecoder(LeasekeeperProperties properties) throws Exception {
+        NimbusJwtDecoder decoder = NimbusJwtDecoder.withPublicKey(key.toRSAPublicKey()).build();
+        decoder.setJwtValidator(new DelegatingOAuth2TokenValidator<>(JwtValidators.createDefault(),
+                SecurityConfig.callerClaimsValidator(properties.security().tenantClaim())));
+        return decoder;
+    }
+
+    @Bean
+    @Order(0)
+    SecurityFilterChain localTokenEndpoint(HttpSecurity http) throws Exception {
+        return http.securityMatcher("/local/**")
+                .authorizeHttpRequests(r -> r.anyRequest().permitAll())
+                .csrf(csrf -> csrf.disable())
+                .build();
+    }
+
+    @Bean
+    NimbusJwtEncoder localJwtEncoder() {
+        return new NimbusJwtEncoder(new ImmutableJWKSet<>(new JWKSet(key)));
+    }
+
+    @RestController
+    @Profile("local")
+    static class LocalTokenController {
+        private final NimbusJwtEncoder encoder;
+        private final String tenantClaim;
+
+        LocalTokenController(NimbusJwtEncoder encoder, LeasekeeperProperties properties) {
+            this.encoder = encoder;
+            this.tenantClaim = properties.security().tenantClaim();
+        }
+
+        @PostMapping("/local/token")
+        TokenResponse mint(@RequestBody TokenRequest request) {
+            Instant now = Instant.now(); // token lifetime only; lease time is always PostgreSQL's
+            Instant expiresAt = now.plus(Duration.ofSeconds(request.ttlSeconds() == null ? 3600 : request.ttlSeconds()));
+            List<String> scopes = request.scopes() == null
+                    ? List.of("leases:read", "leases:write", "leases:admin") : request.scopes();
+            JwtClaimsSet claims = JwtClaimsSet.builder()
+                    .issuer("leasekeeper-local")
+                    .subject(request.subject() == null ? "local-user" : request.subject())
+                    .issuedAt(now)
+                    .expiresAt(expiresAt)
+                    .claims(c -> c.putAll(Map.of(tenantClaim, request.tenant() == null ? "local" : request.tenant(),
+                            "scope", String.join(" ", scopes))))
+                    .build();
+            String token = encoder.encode(JwtEncoderParameters.from(
+                    JwsHeader.with(SignatureAlgorithm.RS256).build(), claims)).getTokenValue();
+            return new TokenResponse(token, "Bearer", expiresAt);
+        }
+    }
+}

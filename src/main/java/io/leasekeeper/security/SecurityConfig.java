@@ -1,0 +1,163 @@
+package io.leasekeeper.security;
+
+import io.leasekeeper.config.LeasekeeperProperties;
+import io.leasekeeper.web.ErrorCode;
+import io.leasekeeper.web.Problems;
+import io.leasekeeper.web.TraceIds;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.util.List;
+import java.util.regex.Pattern;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.MethodParameter;
+import org.springframework.core.Ordered;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.MediaType;
+import org.springframework.security.config.annotation.web.builders.HttpSecurity;
+import org.springframework.security.config.http.SessionCreationPolicy;
+import org.springframework.security.core.context.SecurityContextHolder;
+import org.springframework.security.oauth2.core.OAuth2Error;
+import org.springframework.security.oauth2.core.OAuth2ErrorCodes;
+import org.springframework.security.oauth2.core.OAuth2TokenValidator;
+import org.springframework.security.oauth2.core.OAuth2TokenValidatorResult;
+import org.springframework.security.oauth2.jwt.Jwt;
+import org.springframework.security.oauth2.server.resource.authentication.JwtAuthenticationToken;
+import org.springframework.security.oauth2.server.resource.web.BearerTokenAuthenticationEntryPoint;
+import org.springframework.security.oauth2.server.resource.web.access.BearerTokenAccessDeniedHandler;
+import org.springframework.security.web.AuthenticationEntryPoint;
+import org.springframework.security.web.SecurityFilterChain;
+import org.springframework.security.web.access.AccessDeniedHandler;
+import org.springframework.web.bind.support.WebDataBinderFactory;
+import org.springframework.web.context.request.NativeWebRequest;
+import org.springframework.web.method.support.HandlerMethodArgumentResolver;
+import org.springframework.web.method.support.ModelAndViewContainer;
+import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * JWT bearer tokens on every {@code /v1} call, decoded by Spring Boot's resource-server auto-configuration
+ * from its standard properties. Scopes: {@code leases:read} reads, {@code leases:write} also acquires,
+ * renews and releases, {@code leases:admin} also revokes. A token without a subject or tenant is invalid
+ * (401). Health probes are open; no other actuator endpoint is reachable.
+ */
+@Configuration(proxyBeanMethods = false)
+class SecurityConfig implements WebMvcConfigurer {
+
+    static final String READ = "SCOPE_leases:read";
+    static final String WRITE = "SCOPE_leases:write";
+    static final String ADMIN = "SCOPE_leases:admin";
+    private static final Pattern TENANT = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,62}");
+
+    private final LeasekeeperProperties properties;
+
+    SecurityConfig(LeasekeeperProperties properties) {
+        this.properties = properties;
+    }
+
+    @Bean
+    SecurityFilterChain api(HttpSecurity http, JsonMapper json) throws Exception {
+        AuthenticationEntryPoint unauthenticated = problemEntryPoint(json);
+        AccessDeniedHandler denied = problemAccessDenied(json);
+        http.authorizeHttpRequests(requests -> requests
+                        .requestMatchers("/actuator/health", "/actuator/health/**").permitAll()
+                        .requestMatchers("/actuator/**").denyAll()
+                        .requestMatchers("/error").permitAll()
+                        .requestMatchers("/v1/admin/**").hasAuthority(ADMIN)
+                        .requestMatchers(HttpMethod.GET, "/v1/**").hasAnyAuthority(READ, WRITE, ADMIN)
+                        .requestMatchers("/v1/**").hasAuthority(WRITE)
+                        .anyRequest().authenticated())
+                .oauth2ResourceServer(rs -> rs.jwt(jwt -> { })
+                        .authenticationEntryPoint(unauthenticated)
+                        .accessDeniedHandler(denied))
+                .exceptionHandling(e -> e.authenticationEntryPoint(unauthenticated).accessDeniedHandler(denied))
+                .sessionManagement(s -> s.sessionCreationPolicy(SessionCreationPolicy.STATELESS))
+                .csrf(csrf -> csrf.disable())
+                .requestCache(cache -> cache.disable());
+        return http.build();
+    }
+
+    /** Picked up by Spring Boot's JwtDecoder as an additional validator: no subject or tenant, no access. */
+    @Bean
+    OAuth2TokenValidator<Jwt> callerClaimsValidator() {
+        return callerClaimsValidator(properties.security().tenantClaim());
+    }
+
+    static OAuth2TokenValidator<Jwt> callerClaimsValidator(String tenantClaim) {
+        return jwt -> {
+            Object tenant = jwt.getClaims().get(tenantClaim);
+            if (!(tenant instanceof String t) || !TENANT.matcher(t).matches()) {
+                return invalid("The token has no valid '" + tenantClaim + "' claim.");
+            }
+            if (jwt.getSubject() == null || jwt.getSubject().isBlank()) {
+                return invalid("The token has no subject.");
+            }
+            return OAuth2TokenValidatorResult.success();
+        };
+    }
+
+    /** Trace ids before anything else runs, security included. */
+    @Bean
+    FilterRegistrationBean<TraceIds> traceIds() {
+        FilterRegistrationBean<TraceIds> registration = new FilterRegistrationBean<>(new TraceIds());
+        registration.setOrder(Ordered.HIGHEST_PRECEDENCE);
+        return registration;
+    }
+
+    @Override
+    public void addArgumentResolvers(List<HandlerMethodArgumentResolver> resolvers) {
+        resolvers.add(new CallerResolver(properties.security().tenantClaim()));
+    }
+
+    private static OAuth2TokenValidatorResult invalid(String description) {
+        return OAuth2TokenValidatorResult.failure(new OAuth2Error(OAuth2ErrorCodes.INVALID_TOKEN, description, null));
+    }
+
+    private static AuthenticationEntryPoint problemEntryPoint(JsonMapper json) {
+        BearerTokenAuthenticationEntryPoint bearer = new BearerTokenAuthenticationEntryPoint();
+        return (request, response, e) -> {
+            bearer.commence(request, response, e);
+            write(json, request, response, ErrorCode.UNAUTHENTICATED,
+                    "A valid bearer token is required.");
+        };
+    }
+
+    private static AccessDeniedHandler problemAccessDenied(JsonMapper json) {
+        BearerTokenAccessDeniedHandler bearer = new BearerTokenAccessDeniedHandler();
+        return (request, response, e) -> {
+            bearer.handle(request, response, e);
+            write(json, request, response, ErrorCode.INSUFFICIENT_SCOPE,
+                    "The token lacks the scope this operation needs.");
+        };
+    }
+
+    private static void write(JsonMapper json, HttpServletRequest request, HttpServletResponse response,
+                              ErrorCode code, String detail) throws IOException {
+        response.setStatus(code.status().value());
+        response.setContentType(MediaType.APPLICATION_PROBLEM_JSON_VALUE);
+        json.writeValue(response.getOutputStream(), Problems.of(code, detail, request));
+    }
+
+    /** Resolves {@link Caller} controller arguments from the authenticated JWT. */
+    private record CallerResolver(String tenantClaim) implements HandlerMethodArgumentResolver {
+
+        @Override
+        public boolean supportsParameter(MethodParameter parameter) {
+            return parameter.getParameterType() == Caller.class;
+        }
+
+        @Override
+        public Caller resolveArgument(MethodParameter parameter, ModelAndViewContainer mav, NativeWebRequest web,
+                                      WebDataBinderFactory binders) {
+            if (!(SecurityContextHolder.getContext().getAuthentication() instanceof JwtAuthenticationToken token)) {
+                throw new IllegalStateException("no JWT authentication for a controller that needs a caller");
+            }
+            HttpServletRequest request = web.getNativeRequest(HttpServletRequest.class);
+            Jwt jwt = token.getToken();
+            return new Caller(jwt.getClaimAsString(tenantClaim), jwt.getSubject(),
+                    TraceIds.requestId(request), TraceIds.traceId(request));
+        }
+    }
+}

@@ -1,0 +1,46 @@
+package io.leasekeeper.web;
+
+import java.util.Locale;
+import org.springframework.http.HttpStatus;
+
+/** The stable codes of the contract's problem responses, each with its one HTTP status. */
+public enum ErrorCode {
+    VALIDATION_FAILED(HttpStatus.BAD_REQUEST, "Request validation failed"),
+    UNAUTHENTICATED(HttpStatus.UNAUTHORIZED, "Authentication required"),
+    INSUFFICIENT_SCOPE(HttpStatus.FORBIDDEN, "Insufficient scope"),
+    NOT_LEASE_OWNER(HttpStatus.FORBIDDEN, "Not the lease owner"),
+    LEASE_NOT_FOUND(HttpStatus.NOT_FOUND, "Lease not found"),
+    NO_ACTIVE_LEASE(HttpStatus.NOT_FOUND, "No active lease"),
+    NOT_FOUND(HttpStatus.NOT_FOUND, "Not found"),
+    METHOD_NOT_ALLOWED(HttpStatus.METHOD_NOT_ALLOWED, "Method not allowed"),
+    NOT_ACCEPTABLE(HttpStatus.NOT_ACCEPTABLE, "Not acceptable"),
+    UNSUPPORTED_MEDIA_TYPE(HttpStatus.UNSUPPORTED_MEDIA_TYPE, "Unsupported media type"),
+    LEASE_HELD(HttpStatus.CONFLICT, "Lease held"),
+    FENCING_TOKEN_MISMATCH(HttpStatus.CONFLICT, "Fencing token mismatch"),
+    LEASE_NOT_ACTIVE(HttpStatus.CONFLICT, "Lease not active"),
+    LEASE_EXPIRED(HttpStatus.GONE, "Lease expired"),
+    LEASE_RELEASED(HttpStatus.GONE, "Lease released"),
+    LEASE_REVOKED(HttpStatus.GONE, "Lease revoked"),
+    INTERNAL_ERROR(HttpStatus.INTERNAL_SERVER_ERROR, "Internal error");
+
+    private final HttpStatus status;
+    private final String title;
+
+    ErrorCode(HttpStatus status, String title) {
+        this.status = status;
+        this.title = title;
+    }
+
+    public HttpStatus status() {
+        return status;
+    }
+
+    public String title() {
+        return title;
+    }
+
+    /** The problem {@code type}: a relative URI reference naming the code, documented in docs/api.md. */
+    public String typeUri() {
+        return "/problems/" + name().toLowerCase(Locale.ROOT).replace('_', '-');
+    }
+}

@@ -1,0 +1,29 @@
+package io.leasekeeper.web;
+
+import jakarta.servlet.http.HttpServletRequest;
+import java.net.URI;
+import org.springframework.http.ProblemDetail;
+
+/** Builds every problem body the service sends: RFC 9457 plus the contract's {@code code} and {@code traceId}. */
+public final class Problems {
+
+    private Problems() {
+    }
+
+    public static ProblemDetail of(ErrorCode code, String detail, HttpServletRequest request) {
+        ProblemDetail problem = ProblemDetail.forStatusAndDetail(code.status(), detail);
+        return decorate(problem, code, request);
+    }
+
+    /** Adds the contract's fields to a problem Spring built, keeping its status and detail. */
+    public static ProblemDetail decorate(ProblemDetail problem, ErrorCode code, HttpServletRequest request) {
+        problem.setType(URI.create(code.typeUri()));
+        problem.setTitle(code.title());
+        problem.setProperty("code", code.name());
+        problem.setProperty("traceId", TraceIds.traceId(request));
+        if (request != null && problem.getInstance() == null) {
+            problem.setInstance(URI.create(request.getRequestURI()));
+        }
+        return problem;
+    }
+}
