@@ -37,9 +37,9 @@ public record LeasekeeperProperties(
             require(maxTtl.compareTo(minTtl) >= 0, "leasekeeper.lease.max-ttl must not be below min-ttl");
             // A lease granted with the largest TTL and the default lifetime must be able to run its first TTL.
             require(defaultMaxLifetime.compareTo(maxTtl) >= 0,
-                    "leasekeeper.lease.default-max-lifetime must be at least max-ttl");
+                    "leasekeeper.lease.max-ttl must not exceed leasekeeper.lease.default-max-lifetime");
             require(maxLifetimeCap.compareTo(defaultMaxLifetime) >= 0,
-                    "leasekeeper.lease.max-lifetime-cap must be at least default-max-lifetime");
+                    "leasekeeper.lease.max-lifetime-cap must be at least leasekeeper.lease.default-max-lifetime");
             // Lifetimes travel as int seconds on the wire and in the database.
             require(maxLifetimeCap.toSeconds() <= Integer.MAX_VALUE, "leasekeeper.lease.max-lifetime-cap is too large");
             require(metadataMaxSize.toBytes() >= 2, "leasekeeper.lease.metadata-max-size must hold at least {}");

@@ -1,0 +1,59 @@
+package io.leasekeeper.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Configuration;
+
+/** Bad settings stop the service at start-up with a message naming the setting. */
+class LeasekeeperPropertiesTest {
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableConfigurationProperties(LeasekeeperProperties.class)
+    static class PropertiesOnly {
+    }
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of())
+            .withUserConfiguration(PropertiesOnly.class);
+
+    @Test
+    void defaultsMatchTheContract() {
+        runner.run(context -> {
+            LeasekeeperProperties p = context.getBean(LeasekeeperProperties.class);
+            assertThat(p.lease().minTtl().toSeconds()).isEqualTo(1);
+            assertThat(p.lease().maxTtl().toSeconds()).isEqualTo(3600);
+            assertThat(p.lease().defaultMaxLifetime().toHours()).isEqualTo(24);
+            assertThat(p.lease().maxLifetimeCap().toDays()).isEqualTo(7);
+            assertThat(p.lease().metadataMaxSize().toBytes()).isEqualTo(8192);
+            assertThat(p.list().defaultLimit()).isEqualTo(100);
+            assertThat(p.list().maxLimit()).isEqualTo(1000);
+            assertThat(p.sweeper().interval().toMillis()).isEqualTo(1000);
+            assertThat(p.sweeper().batchSize()).isEqualTo(500);
+            assertThat(p.security().tenantClaim()).isEqualTo("tenant");
+        });
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+            "leasekeeper.lease.min-ttl=0s",
+            "leasekeeper.lease.min-ttl=1500ms",
+            "leasekeeper.lease.max-ttl=25h",
+            "leasekeeper.lease.max-lifetime-cap=1h",
+            "leasekeeper.list.default-limit=2000",
+            "leasekeeper.sweeper.interval=0s",
+            "leasekeeper.sweeper.batch-size=0",
+            "leasekeeper.security.tenant-claim= "})
+    void invalidSettingsFailStartUpNamingTheSetting(String setting) {
+        runner.withPropertyValues(setting).run(context -> {
+            assertThat(context).hasFailed();
+            String name = setting.substring(0, setting.indexOf('='));
+            assertThat(context.getStartupFailure()).rootCause().hasMessageContaining(name);
+        });
+    }
+}

@@ -1,0 +1,138 @@
+package io.leasekeeper.security;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.leasekeeper.support.Api;
+import io.leasekeeper.support.IntegrationTest;
+import io.leasekeeper.support.TestTokens;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+
+/** Tokens, scopes, tenants and owners, over HTTP with real signed JWTs. */
+class SecurityTest extends IntegrationTest {
+
+    String leaseId;
+    long fencingToken;
+
+    @BeforeEach
+    void aLease() {
+        JsonNode lease = acquire(writer("alice"), "guarded", "job", "h", 30).body();
+        leaseId = lease.get("leaseId").asString();
+        fencingToken = lease.get("fencingToken").asLong();
+    }
+
+    @Test
+    void missingOrInvalidTokensAnswer401Problems() {
+        String otherTenant = "x-" + UUID.randomUUID().toString().substring(0, 8);
+        Map<String, String> tokens = new java.util.LinkedHashMap<>();
+        tokens.put("expired", TestTokens.expired("alice", tenant, TestTokens.WRITE));
+        tokens.put("wrong signature", TestTokens.signedByUnknownKey("alice", tenant, TestTokens.WRITE));
+        tokens.put("no tenant claim", TestTokens.withoutTenant("alice", TestTokens.WRITE));
+        tokens.put("invalid tenant claim", TestTokens.token("alice", "bad tenant/", TestTokens.WRITE));
+        tokens.put("garbage", "not-a-jwt");
+        tokens.forEach((name, token) -> {
+            Api.Response r = api.get("/v1/leases/" + leaseId, token);
+            assertThat(r.status()).as(name).isEqualTo(401);
+            assertThat(r.code()).as(name).isEqualTo("UNAUTHENTICATED");
+            assertThat(r.header("WWW-Authenticate")).as(name).startsWith("Bearer");
+            assertThat(r.header("Content-Type")).as(name).startsWith("application/problem+json");
+        });
+        Api.Response none = api.get("/v1/leases", null);
+        assertThat(none.status()).isEqualTo(401);
+        assertThat(none.code()).isEqualTo("UNAUTHENTICATED");
+        assertThat(none.body().get("traceId").asString()).hasSize(32);
+        assertThat(api.post("/v1/leases", null, Api.acquireBody("x", "a", "h", 30)).status()).isEqualTo(401);
+        assertThat(otherTenant).isNotEqualTo(tenant);
+    }
+
+    @Test
+    void readScopeReadsButCannotWriteAndOnlyAdminRevokes() {
+        String read = reader("reader");
+        assertThat(api.get("/v1/leases/" + leaseId, read).status()).isEqualTo(200);
+        assertThat(api.get("/v1/leases", read).status()).isEqualTo(200);
+        assertThat(api.get("/v1/leases/" + leaseId + "/events", read).status()).isEqualTo(200);
+        for (Api.Response denied : List.of(
+                acquire(read, "other", "job", "h", 30),
+                renew(read, leaseId, fencingToken),
+                release(read, leaseId, fencingToken),
+                revoke(read, leaseId, "no"),
+                revoke(writer("alice"), leaseId, "no"))) {
+            assertThat(denied.status()).isEqualTo(403);
+            assertThat(denied.code()).isEqualTo("INSUFFICIENT_SCOPE");
+        }
+        assertThat(api.get("/v1/leases/" + leaseId, writer("w")).status()).isEqualTo(200);
+        assertThat(api.get("/v1/leases/" + leaseId, admin("a")).status()).isEqualTo(200);
+        assertThat(acquire(admin("a"), "admin-cannot-acquire", "job", "h", 30).code()).isEqualTo("INSUFFICIENT_SCOPE");
+        assertThat(api.get("/v1/leases", TestTokens.token("nobody", tenant, List.of())).code())
+                .isEqualTo("INSUFFICIENT_SCOPE");
+        assertThat(revoke(admin("a"), leaseId, "ok").status()).isEqualTo(200);
+    }
+
+    @Test
+    void onlyTheOwnerRenewsOrReleases() {
+        String mallory = writer("mallory");
+        Api.Response renew = renew(mallory, leaseId, fencingToken);
+        assertThat(renew.status()).isEqualTo(403);
+        assertThat(renew.code()).isEqualTo("NOT_LEASE_OWNER");
+        Api.Response release = release(mallory, leaseId, fencingToken);
+        assertThat(release.status()).isEqualTo(403);
+        assertThat(release.code()).isEqualTo("NOT_LEASE_OWNER");
+        assertThat(api.get("/v1/leases/" + leaseId, mallory).body().get("state").asString()).isEqualTo("active");
+        assertThat(eventTypes(leaseId)).containsExactly("ACQUIRED");
+    }
+
+    @Test
+    void anotherTenantsLeaseIsNotFoundOnEveryEndpoint() {
+        String other = "o-" + UUID.randomUUID().toString().substring(0, 8);
+        String w = TestTokens.token("alice", other, TestTokens.WRITE);
+        String a = TestTokens.token("root", other, TestTokens.ADMIN);
+        for (Api.Response r : List.of(
+                api.get("/v1/leases/" + leaseId, w),
+                api.get("/v1/leases/" + leaseId + "/events", w),
+                renew(w, leaseId, fencingToken),
+                release(w, leaseId, fencingToken),
+                revoke(a, leaseId, "cross-tenant"))) {
+            assertThat(r.status()).isEqualTo(404);
+            assertThat(r.code()).isEqualTo("LEASE_NOT_FOUND");
+        }
+        assertThat(api.get("/v1/leases/current?targetType=opaque&target=guarded&actor=job", w).code())
+                .isEqualTo("NO_ACTIVE_LEASE");
+        assertThat(api.get("/v1/leases?state=any", w).body().get("items").size()).isZero();
+        // The same key in another tenant is another key.
+        assertThat(acquire(w, "guarded", "job", "h", 30).status()).isEqualTo(201);
+        assertThat(api.get("/v1/leases/" + leaseId, writer("alice")).body().get("state").asString()).isEqualTo("active");
+    }
+
+    @Test
+    void healthIsOpenAndOtherActuatorEndpointsAreNot() {
+        Api.Response health = api.get("/actuator/health", null);
+        assertThat(health.status()).isEqualTo(200);
+        assertThat(health.body().get("status").asString()).isEqualTo("UP");
+        assertThat(api.get("/actuator/health/liveness", null).status()).isEqualTo(200);
+        assertThat(api.get("/actuator/health/readiness", null).status()).isEqualTo(200);
+        assertThat(api.get("/actuator/env", admin("root")).status()).isIn(403, 404);
+        assertThat(api.get("/actuator/env", null).status()).isIn(401, 403, 404);
+        assertThat(api.get("/local/token", null).status()).isIn(401, 404);
+    }
+
+    @Test
+    void aCallersTraceparentBecomesTheTraceIdOfProblemsAndEvents() {
+        String traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+        Api.Response r = api.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/leases/" + leaseId + "/renew"))
+                .header("Content-Type", "application/json")
+                .header("traceparent", "00-" + traceId + "-00f067aa0ba902b7-01")
+                .header("X-Request-Id", "req-123")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"fencingToken\": " + fencingToken + "}")), writer("alice"));
+        assertThat(r.status()).isEqualTo(200);
+        assertThat(r.header("X-Trace-Id")).isEqualTo(traceId);
+        JsonNode renewed = api.get("/v1/leases/" + leaseId + "/events", writer("alice")).body().get("items").get(1);
+        assertThat(renewed.get("traceId").asString()).isEqualTo(traceId);
+        assertThat(renewed.get("requestId").asString()).isEqualTo("req-123");
+    }
+}
