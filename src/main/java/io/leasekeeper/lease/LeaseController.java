@@ -99,10 +99,7 @@ class LeaseController {
               @RequestParam(required = false) String cursor, Caller caller) {
         LeaseStore.ListFilter filter = requests.list(caller.tenant(), program, actor, targetType, target, owner,
                 holder, state, limit, cursor);
-        // One row more than the page tells whether another page follows.
-        List<LeaseStore.AtTime> rows = store.list(new LeaseStore.ListFilter(filter.tenant(), filter.program(),
-                filter.actor(), filter.targetType(), filter.targetValue(), filter.owner(), filter.holder(),
-                filter.state(), filter.beforeToken(), filter.limit() + 1));
+        List<LeaseStore.AtTime> rows = store.listPageAndOneMore(filter);
         boolean more = rows.size() > filter.limit();
         List<LeaseView> items = rows.stream().limit(filter.limit())
                 .map(r -> LeaseView.of(r.lease(), r.now())).toList();

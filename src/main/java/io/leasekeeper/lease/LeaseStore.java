@@ -248,7 +248,8 @@ class LeaseStore {
         return jdbc.sql(CURRENT_OF_KEY).params(keyParams(key)).query(this::atTime).optional();
     }
 
-    List<AtTime> list(ListFilter f) {
+    /** Up to {@code limit + 1} rows: the one past the page tells whether another page follows. */
+    List<AtTime> listPageAndOneMore(ListFilter f) {
         return jdbc.sql(LIST)
                 .param("tenant", f.tenant())
                 .param("program", f.program())
@@ -259,7 +260,7 @@ class LeaseStore {
                 .param("holder", f.holder())
                 .param("state", f.state())
                 .param("before", f.beforeToken())
-                .param("limit", f.limit())
+                .param("limit", f.limit() + 1)
                 .query(this::atTime).list();
     }
 
