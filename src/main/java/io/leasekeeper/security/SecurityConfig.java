@@ -9,6 +9,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.util.List;
 import java.util.regex.Pattern;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -24,6 +25,7 @@ import org.springframework.security.oauth2.core.OAuth2ErrorCodes;
 import org.springframework.security.oauth2.core.OAuth2TokenValidator;
 import org.springframework.security.oauth2.core.OAuth2TokenValidatorResult;
 import org.springframework.security.oauth2.jwt.Jwt;
+import org.springframework.security.oauth2.jwt.JwtDecoder;
 import org.springframework.security.oauth2.server.resource.authentication.JwtAuthenticationToken;
 import org.springframework.security.oauth2.server.resource.web.BearerTokenAuthenticationEntryPoint;
 import org.springframework.security.oauth2.server.resource.web.access.BearerTokenAccessDeniedHandler;
@@ -58,7 +60,14 @@ class SecurityConfig implements WebMvcConfigurer {
     }
 
     @Bean
-    SecurityFilterChain api(HttpSecurity http, JsonMapper json) throws Exception {
+    SecurityFilterChain api(HttpSecurity http, JsonMapper json, ObjectProvider<JwtDecoder> decoders)
+            throws Exception {
+        JwtDecoder decoder = decoders.getIfAvailable();
+        if (decoder == null) {
+            throw new IllegalStateException("No JWT decoder is configured: set one of"
+                    + " spring.security.oauth2.resourceserver.jwt.issuer-uri, jwk-set-uri or public-key-location"
+                    + " (or, for development only, run with the 'local' profile)");
+        }
         AuthenticationEntryPoint unauthenticated = problemEntryPoint(json);
         AccessDeniedHandler denied = problemAccessDenied(json);
         http.authorizeHttpRequests(requests -> requests
@@ -69,7 +78,7 @@ class SecurityConfig implements WebMvcConfigurer {
                         .requestMatchers(HttpMethod.GET, "/v1/**").hasAnyAuthority(READ, WRITE, ADMIN)
                         .requestMatchers("/v1/**").hasAuthority(WRITE)
                         .anyRequest().authenticated())
-                .oauth2ResourceServer(rs -> rs.jwt(jwt -> { })
+                .oauth2ResourceServer(rs -> rs.jwt(jwt -> jwt.decoder(decoder))
                         .authenticationEntryPoint(unauthenticated)
                         .accessDeniedHandler(denied))
                 .exceptionHandling(e -> e.authenticationEntryPoint(unauthenticated).accessDeniedHandler(denied))
