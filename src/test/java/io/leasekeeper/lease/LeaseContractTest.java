@@ -339,7 +339,12 @@ class LeaseContractTest extends IntegrationTest {
         assertThat(r.status()).isEqualTo(404);
         assertThat(r.code()).isEqualTo("NOT_FOUND");
         Api.Response m = api.post("/v1/leases/current", writer("alice"), Map.of());
-        assertThat(m.status()).isBetween(400, 499);
-        assertThat(m.code()).isNotNull();
+        assertThat(m.status()).isEqualTo(405);
+        assertThat(m.code()).isEqualTo("METHOD_NOT_ALLOWED");
+        Api.Response media = api.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(
+                "http://127.0.0.1:" + port + "/v1/leases")).header("Content-Type", "text/plain")
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofString("hello")), writer("alice"));
+        assertThat(media.status()).isEqualTo(415);
+        assertThat(media.code()).isEqualTo("UNSUPPORTED_MEDIA_TYPE");
     }
 }
