@@ -4,7 +4,8 @@
 --   * one lease_key row per normalized key (lease_key_natural);
 --   * at most one lease in state 'active' per key (lease_one_active_per_key);
 --   * fencing tokens are unique and come from one sequence with CACHE 1, so they are handed out in order;
---   * each lease has exactly one ACQUIRED event and at most one terminal event (RELEASED, EXPIRED, REVOKED).
+--   * each lease has at most one ACQUIRED event (the acquiring transaction writes it, so exactly one)
+--     and at most one terminal event (RELEASED, EXPIRED, REVOKED).
 -- The rule the code keeps: every write to the leases of a key happens while holding that key's
 -- lease_key row lock (SELECT ... FOR UPDATE), so acquire, renew, release, revoke and the sweeper
 -- are serialized per key.

@@ -10,12 +10,15 @@ import tools.jackson.core.JsonGenerator;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.MapperFeature;
 import tools.jackson.databind.SerializationContext;
+import tools.jackson.databind.cfg.CoercionAction;
+import tools.jackson.databind.cfg.CoercionInputShape;
+import tools.jackson.databind.type.LogicalType;
 import tools.jackson.databind.module.SimpleModule;
 import tools.jackson.databind.ser.std.StdSerializer;
 
 /**
  * JSON as the contract wants it: instants as RFC 3339 UTC with exactly three fraction digits, and no
- * silent coercion of wrong types (a string "30" or a 1.5 for an integer field is a 400, not a 30 or a 1).
+ * silent coercion of wrong types (a string "30" or a 1.5 for an integer field, or a number for a string field, is a 400).
  */
 @Configuration(proxyBeanMethods = false)
 class JsonConfig {
@@ -37,6 +40,12 @@ class JsonConfig {
                 .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
                 .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS)
                 .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
-                .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+                .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+                // ALLOW_COERCION_OF_SCALARS guards numbers and booleans only; strings need their own rule,
+                // or {"holder": 123} would quietly become "123".
+                .withCoercionConfig(LogicalType.Textual, textual -> textual
+                        .setCoercion(CoercionInputShape.Integer, CoercionAction.Fail)
+                        .setCoercion(CoercionInputShape.Float, CoercionAction.Fail)
+                        .setCoercion(CoercionInputShape.Boolean, CoercionAction.Fail));
     }
 }

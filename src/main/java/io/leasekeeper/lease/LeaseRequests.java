@@ -66,9 +66,12 @@ class LeaseRequests {
         String jobId = printable(errors, "jobId", r.jobId(), 128, false);
         String traceId = printable(errors, "traceId", r.traceId(), 128, false);
         Map<String, Object> metadata = r.metadata() == null ? Map.of() : r.metadata();
-        long metadataBytes = json.writeValueAsString(metadata).getBytes(StandardCharsets.UTF_8).length;
-        if (metadataBytes > limits.metadataMaxSize().toBytes()) {
+        String metadataJson = json.writeValueAsString(metadata);
+        if (metadataJson.getBytes(StandardCharsets.UTF_8).length > limits.metadataMaxSize().toBytes()) {
             errors.reject("metadata", "must be at most " + limits.metadataMaxSize().toBytes() + " bytes of JSON");
+        } else if (metadataJson.contains("\\u0000")) {
+            // PostgreSQL's jsonb cannot hold the NUL character.
+            errors.reject("metadata", "must not contain the NUL character (\\u0000)");
         }
         errors.throwIfAny();
         return new AcquireCommand(key, holder, ttl, maxLifetime, jobId, traceId, metadata);
@@ -127,6 +130,12 @@ class LeaseRequests {
             } else {
                 pageSize = limit;
             }
+        }
+        if (owner != null) {
+            printable(errors, "owner", owner, 255, true);
+        }
+        if (holder != null) {
+            printable(errors, "holder", holder, 128, true);
         }
         Long before = cursor == null ? null : errors.check("cursor", () -> decodeCursor(cursor));
         errors.throwIfAny();

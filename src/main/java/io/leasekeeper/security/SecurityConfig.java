@@ -100,8 +100,10 @@ class SecurityConfig implements WebMvcConfigurer {
             if (!(tenant instanceof String t) || !TENANT.matcher(t).matches()) {
                 return invalid("The token has no valid '" + tenantClaim + "' claim.");
             }
-            if (jwt.getSubject() == null || jwt.getSubject().isBlank()) {
-                return invalid("The token has no subject.");
+            String subject = jwt.getSubject();
+            if (subject == null || subject.isBlank() || subject.length() > 255
+                    || subject.codePoints().anyMatch(cp -> Character.getType(cp) == Character.CONTROL)) {
+                return invalid("The token has no valid subject.");
             }
             return OAuth2TokenValidatorResult.success();
         };

@@ -71,7 +71,14 @@ public class ApiProblems extends ResponseEntityExceptionHandler {
     protected ResponseEntity<Object> handleExceptionInternal(Exception e, Object body, HttpHeaders headers,
             HttpStatusCode status, WebRequest request) {
         ProblemDetail problem = body instanceof ProblemDetail p ? p : ProblemDetail.forStatus(status);
-        Problems.decorate(problem, codeFor(status), servletRequest(request));
+        ErrorCode code = codeFor(status);
+        Problems.decorate(problem, code, servletRequest(request));
+        if (code == ErrorCode.VALIDATION_FAILED && !(problem.getProperties() != null
+                && problem.getProperties().containsKey("errors"))) {
+            // The contract promises an errors list with every VALIDATION_FAILED.
+            problem.setProperty("errors", List.of(new FieldError("request",
+                    problem.getDetail() == null ? "is not valid" : problem.getDetail())));
+        }
         return super.handleExceptionInternal(e, problem, headers, status, request);
     }
 
@@ -116,7 +123,7 @@ public class ApiProblems extends ResponseEntityExceptionHandler {
             case METHOD_NOT_ALLOWED -> ErrorCode.METHOD_NOT_ALLOWED;
             case NOT_ACCEPTABLE -> ErrorCode.NOT_ACCEPTABLE;
             case UNSUPPORTED_MEDIA_TYPE -> ErrorCode.UNSUPPORTED_MEDIA_TYPE;
-            default -> status.is4xxClientError() ? ErrorCode.VALIDATION_FAILED : ErrorCode.INTERNAL_ERROR;
+            default -> status.is4xxClientError() ? ErrorCode.REQUEST_REJECTED : ErrorCode.INTERNAL_ERROR;
         };
     }
 

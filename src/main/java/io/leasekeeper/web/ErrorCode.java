@@ -15,6 +15,8 @@ public enum ErrorCode {
     METHOD_NOT_ALLOWED(HttpStatus.METHOD_NOT_ALLOWED, "Method not allowed"),
     NOT_ACCEPTABLE(HttpStatus.NOT_ACCEPTABLE, "Not acceptable"),
     UNSUPPORTED_MEDIA_TYPE(HttpStatus.UNSUPPORTED_MEDIA_TYPE, "Unsupported media type"),
+    /** Any other 4xx that Spring MVC or the servlet container answers (413, 414, ...): the status says why. */
+    REQUEST_REJECTED(HttpStatus.BAD_REQUEST, "Request rejected"),
     LEASE_HELD(HttpStatus.CONFLICT, "Lease held"),
     FENCING_TOKEN_MISMATCH(HttpStatus.CONFLICT, "Fencing token mismatch"),
     LEASE_NOT_ACTIVE(HttpStatus.CONFLICT, "Lease not active"),
@@ -39,7 +41,7 @@ public enum ErrorCode {
         return title;
     }
 
-    /** The problem {@code type}: a relative URI reference naming the code, documented in docs/api.md. */
+    /** The problem {@code type}: a relative URI reference naming the code, documented in docs/design.md. */
     public String typeUri() {
         return "/problems/" + name().toLowerCase(Locale.ROOT).replace('_', '-');
     }

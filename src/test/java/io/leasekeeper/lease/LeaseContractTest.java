@@ -278,7 +278,7 @@ class LeaseContractTest extends IntegrationTest {
         assertThat(api.get("/v1/leases?program=default&actor=other-actor", w).body().get("items").size()).isEqualTo(1);
 
         for (String query : List.of("state=bogus", "limit=0", "limit=1001", "limit=abc", "cursor=not-a-cursor", "target=x",
-                "targetType=nope", "actor=-bad")) {
+                "targetType=nope", "actor=-bad", "holder=%00", "owner=a%0Ab")) {
             Api.Response r = api.get("/v1/leases?" + query, w);
             assertThat(r.status()).as(query).isEqualTo(400);
             assertThat(r.code()).as(query).isEqualTo("VALIDATION_FAILED");
@@ -318,6 +318,10 @@ class LeaseContractTest extends IntegrationTest {
         cases.put("holder too long", Map.of("target", Map.of("type", "opaque", "value", "x"), "actor", "a",
                 "holder", "h".repeat(129), "ttlSeconds", 30));
         cases.put("empty body", "");
+        cases.put("number for a string", "{\"target\":{\"type\":\"opaque\",\"value\":\"x\"},\"actor\":\"a\",\"holder\":123,\"ttlSeconds\":30}");
+        cases.put("boolean for a string", "{\"target\":{\"type\":\"opaque\",\"value\":true},\"actor\":\"a\",\"holder\":\"h\",\"ttlSeconds\":30}");
+        cases.put("NUL in metadata", Map.of("target", Map.of("type", "opaque", "value", "x"), "actor", "a",
+                "holder", "h", "ttlSeconds", 30, "metadata", Map.of("k", "a\u0000b")));
         cases.forEach((name, body) -> {
             Api.Response response = api.post("/v1/leases", w, body);
             assertThat(response.status()).as(name).isEqualTo(400);
