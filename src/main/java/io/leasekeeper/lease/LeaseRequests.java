@@ -111,13 +111,19 @@ class LeaseRequests {
         FieldErrors errors = new FieldErrors();
         String normalizedProgram = program == null ? null : errors.check("program", () -> Names.normalize(program));
         String normalizedActor = actor == null ? null : errors.check("actor", () -> Names.normalize(actor));
-        TargetType type = targetType == null ? null : errors.check("targetType", () -> TargetType.parse(targetType));
+        TargetType requestedType = targetType == null ? null
+                : errors.check("targetType", () -> TargetType.parse(targetType));
+        TargetType type = requestedType;
         String targetValue = null;
         if (target != null) {
             if (targetType == null) {
                 errors.reject("targetType", "is required with target");
-            } else if (type != null) {
-                targetValue = errors.check("target", () -> type.normalize(target));
+            } else if (requestedType != null) {
+                Target normalized = errors.check("target", () -> Target.of(requestedType, target));
+                if (normalized != null) {
+                    type = normalized.type();
+                    targetValue = normalized.value();
+                }
             }
         }
         String effectiveState = state == null ? LeaseState.ACTIVE.wireName()

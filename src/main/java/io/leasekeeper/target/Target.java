@@ -2,7 +2,7 @@ package io.leasekeeper.target;
 
 import java.util.Objects;
 
-/** A normalized target: only {@link #of} makes one, so its value is always in normal form. */
+/** A normalized target: {@link #of} makes one from raw input; the other constructor takes stored, normalized values. */
 public record Target(TargetType type, String value) {
 
     public Target {
@@ -10,11 +10,17 @@ public record Target(TargetType type, String value) {
         Objects.requireNonNull(value);
     }
 
-    /** Normalizes a raw value of the given type; throws IllegalArgumentException when it is not valid. */
+    /**
+     * Normalizes a raw value of the given type (the result's type may differ: a host that is an IP
+     * literal is an ip target); throws IllegalArgumentException when it is not valid.
+     */
     public static Target of(TargetType type, String rawValue) {
         if (rawValue == null) {
             throw new IllegalArgumentException("is required");
         }
-        return new Target(type, type.normalize(rawValue));
+        if (rawValue.length() > 4096) {
+            throw new IllegalArgumentException("is too long");
+        }
+        return type.normalizeValue(rawValue);
     }
 }

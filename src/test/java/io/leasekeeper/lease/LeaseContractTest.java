@@ -88,6 +88,38 @@ class LeaseContractTest extends IntegrationTest {
     }
 
     @Test
+    void typedTargetsAreNormalizedIntoTheKeySoEquivalentSpellingsAreOneLock() {
+        String w = writer("alice");
+        Api.Response byHost = api.post("/v1/leases", w, Map.of("target", Map.of("type", "host", "value", "10.0.0.1"),
+                "actor", "scanner", "holder", "h", "ttlSeconds", 30));
+        assertThat(byHost.status()).isEqualTo(201);
+        assertThat(byHost.body().get("target").get("type").asString()).isEqualTo("ip");
+        assertThat(byHost.body().get("key").asString()).isEqualTo(tenant + "/default/ip:10.0.0.1/scanner");
+        Api.Response mapped = api.post("/v1/leases", w, Map.of("target", Map.of("type", "ip", "value", "[::ffff:10.0.0.1]"),
+                "actor", "scanner", "holder", "h", "ttlSeconds", 30));
+        assertThat(mapped.code()).isEqualTo("LEASE_HELD");
+
+        Api.Response idn = api.post("/v1/leases", w, Map.of("target", Map.of("type", "host", "value", "BÜCHER.de."),
+                "actor", "crawler", "holder", "h", "ttlSeconds", 30));
+        assertThat(idn.body().get("target").get("value").asString()).isEqualTo("xn--bcher-kva.de");
+        assertThat(api.get("/v1/leases/current?targetType=host&target=xn--bcher-kva.de&actor=crawler", w).status())
+                .isEqualTo(200);
+
+        Api.Response url = api.post("/v1/leases", w, Map.of("target", Map.of("type", "url",
+                "value", "http://Example.COM:80/a/./b/../c%7e?x=1#frag"), "actor", "fetcher", "holder", "h", "ttlSeconds", 30));
+        assertThat(url.body().get("target").get("value").asString()).isEqualTo("http://example.com/a/c~?x=1");
+        assertThat(url.body().get("key").asString())
+                .isEqualTo(tenant + "/default/url:http%3A%2F%2Fexample.com%2Fa%2Fc~%3Fx%3D1/fetcher");
+        assertThat(api.get("/v1/leases?targetType=host&target=10.0.0.1", w).body().get("items").size()).isEqualTo(1);
+
+        Api.Response credentials = api.post("/v1/leases", w, Map.of("target", Map.of("type", "url",
+                "value", "https://user:secret@example.com/"), "actor", "fetcher", "holder", "h", "ttlSeconds", 30));
+        assertThat(credentials.status()).isEqualTo(400);
+        assertThat(credentials.body().get("errors").get(0).get("field").asString()).isEqualTo("target.value");
+        assertThat(credentials.raw()).doesNotContain("secret");
+    }
+
+    @Test
     void renewExtendsFromNowKeepsTokenAndNeverPassesMaxExpiresAt() {
         String w = writer("alice");
         Map<String, Object> body = new HashMap<>(Api.acquireBody("renew-me", "job", "h", 10));

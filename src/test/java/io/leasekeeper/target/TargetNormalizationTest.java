@@ -32,7 +32,7 @@ class TargetNormalizationTest {
 
     @Test
     void unknownTargetTypesAreRejectedNamingTheKnownOnes() {
-        assertThatIllegalArgumentException().isThrownBy(() -> TargetType.parse("host")).withMessageContaining("opaque");
+        assertThatIllegalArgumentException().isThrownBy(() -> TargetType.parse("dns")).withMessageContaining("opaque");
         assertThatIllegalArgumentException().isThrownBy(() -> TargetType.parse("OPAQUE"));
     }
 
