@@ -41,6 +41,8 @@ class JsonConfig {
                 .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS)
                 .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
                 .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+                // A misspelled field ("ttlSecond") must not be silently dropped.
+                .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
                 // ALLOW_COERCION_OF_SCALARS guards numbers and booleans only; strings need their own rule,
                 // or {"holder": 123} would quietly become "123".
                 .withCoercionConfig(LogicalType.Textual, textual -> textual

@@ -5,6 +5,7 @@ import io.leasekeeper.target.LeaseKey;
 import io.leasekeeper.target.Names;
 import io.leasekeeper.target.Target;
 import io.leasekeeper.target.TargetType;
+import io.leasekeeper.target.Text;
 import io.leasekeeper.web.FieldErrors;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
@@ -32,6 +33,9 @@ class LeaseRequests {
 
     record RevokeRequest(String reason) {
     }
+
+    static final int MAX_METADATA_DEPTH = 16;
+    private static final String UNSTORABLE = "must not contain the NUL character or unpaired surrogates";
 
     private final LeasekeeperProperties.Lease limits;
     private final LeasekeeperProperties.ListPage page;
@@ -66,12 +70,12 @@ class LeaseRequests {
         String jobId = printable(errors, "jobId", r.jobId(), 128, false);
         String traceId = printable(errors, "traceId", r.traceId(), 128, false);
         Map<String, Object> metadata = r.metadata() == null ? Map.of() : r.metadata();
-        String metadataJson = json.writeValueAsString(metadata);
-        if (metadataJson.getBytes(StandardCharsets.UTF_8).length > limits.metadataMaxSize().toBytes()) {
+        String metadataProblem = metadataProblem(metadata, 1);
+        if (metadataProblem != null) {
+            errors.reject("metadata", metadataProblem);
+        } else if (json.writeValueAsString(metadata).getBytes(StandardCharsets.UTF_8).length
+                > limits.metadataMaxSize().toBytes()) {
             errors.reject("metadata", "must be at most " + limits.metadataMaxSize().toBytes() + " bytes of JSON");
-        } else if (metadataJson.contains("\\u0000")) {
-            // PostgreSQL's jsonb cannot hold the NUL character.
-            errors.reject("metadata", "must not contain the NUL character (\\u0000)");
         }
         errors.throwIfAny();
         return new AcquireCommand(key, holder, ttl, maxLifetime, jobId, traceId, metadata);
@@ -149,6 +153,32 @@ class LeaseRequests {
                 type == null ? null : type.wireName(), targetValue, owner, holder, effectiveState, before, pageSize);
     }
 
+    /** Why metadata cannot be stored as given (too deep, or text jsonb cannot hold), or null. */
+    private static String metadataProblem(Object node, int depth) {
+        if (depth > MAX_METADATA_DEPTH) {
+            return "must nest at most " + MAX_METADATA_DEPTH + " levels deep";
+        }
+        if (node instanceof Map<?, ?> map) {
+            for (Map.Entry<?, ?> entry : map.entrySet()) {
+                String problem = Text.unstorable((String) entry.getKey()) ? UNSTORABLE
+                        : metadataProblem(entry.getValue(), depth + 1);
+                if (problem != null) {
+                    return problem;
+                }
+            }
+        } else if (node instanceof java.util.List<?> list) {
+            for (Object item : list) {
+                String problem = metadataProblem(item, depth + 1);
+                if (problem != null) {
+                    return problem;
+                }
+            }
+        } else if (node instanceof String text && Text.unstorable(text)) {
+            return UNSTORABLE;
+        }
+        return null;
+    }
+
     static String encodeCursor(long fencingToken) {
         return Base64.getUrlEncoder().withoutPadding()
                 .encodeToString(("t:" + fencingToken).getBytes(StandardCharsets.US_ASCII));
@@ -218,8 +248,8 @@ class LeaseRequests {
             errors.reject(field, "must be 1.." + max + " characters, not all blank");
             return null;
         }
-        if (value.codePoints().anyMatch(cp -> Character.getType(cp) == Character.CONTROL)) {
-            errors.reject(field, "must not contain control characters");
+        if (Text.hasControlOrUnpaired(value)) {
+            errors.reject(field, "must not contain control characters or unpaired surrogates");
             return null;
         }
         return value;

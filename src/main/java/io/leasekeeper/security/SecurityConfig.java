@@ -1,6 +1,8 @@
 package io.leasekeeper.security;
 
 import io.leasekeeper.config.LeasekeeperProperties;
+import io.leasekeeper.target.Text;
+import io.leasekeeper.web.BodyLimit;
 import io.leasekeeper.web.ErrorCode;
 import io.leasekeeper.web.Problems;
 import io.leasekeeper.web.TraceIds;
@@ -102,7 +104,7 @@ class SecurityConfig implements WebMvcConfigurer {
             }
             String subject = jwt.getSubject();
             if (subject == null || subject.isBlank() || subject.length() > 255
-                    || subject.codePoints().anyMatch(cp -> Character.getType(cp) == Character.CONTROL)) {
+                    || Text.hasControlOrUnpaired(subject)) {
                 return invalid("The token has no valid subject.");
             }
             return OAuth2TokenValidatorResult.success();
@@ -114,6 +116,14 @@ class SecurityConfig implements WebMvcConfigurer {
     FilterRegistrationBean<TraceIds> traceIds() {
         FilterRegistrationBean<TraceIds> registration = new FilterRegistrationBean<>(new TraceIds());
         registration.setOrder(Ordered.HIGHEST_PRECEDENCE);
+        return registration;
+    }
+
+    /** Body size limit right after the trace id, before security or parsing spends anything on the body. */
+    @Bean
+    FilterRegistrationBean<BodyLimit> bodyLimit(JsonMapper json) {
+        FilterRegistrationBean<BodyLimit> registration = new FilterRegistrationBean<>(new BodyLimit(json));
+        registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 1);
         return registration;
     }
 

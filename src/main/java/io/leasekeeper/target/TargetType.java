@@ -19,8 +19,8 @@ public enum TargetType {
             if (length < 1 || length > 512) {
                 throw new IllegalArgumentException("must be 1..512 characters after trimming");
             }
-            if (value.codePoints().anyMatch(cp -> Character.getType(cp) == Character.CONTROL)) {
-                throw new IllegalArgumentException("must not contain control characters");
+            if (Text.hasControlOrUnpaired(value)) {
+                throw new IllegalArgumentException("must not contain control characters or unpaired surrogates");
             }
             return new Target(this, value);
         }

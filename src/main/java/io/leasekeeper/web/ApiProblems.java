@@ -123,6 +123,7 @@ public class ApiProblems extends ResponseEntityExceptionHandler {
             case METHOD_NOT_ALLOWED -> ErrorCode.METHOD_NOT_ALLOWED;
             case NOT_ACCEPTABLE -> ErrorCode.NOT_ACCEPTABLE;
             case UNSUPPORTED_MEDIA_TYPE -> ErrorCode.UNSUPPORTED_MEDIA_TYPE;
+            case CONTENT_TOO_LARGE -> ErrorCode.REQUEST_TOO_LARGE;
             default -> status.is4xxClientError() ? ErrorCode.REQUEST_REJECTED : ErrorCode.INTERNAL_ERROR;
         };
     }

@@ -15,6 +15,7 @@ public enum ErrorCode {
     METHOD_NOT_ALLOWED(HttpStatus.METHOD_NOT_ALLOWED, "Method not allowed"),
     NOT_ACCEPTABLE(HttpStatus.NOT_ACCEPTABLE, "Not acceptable"),
     UNSUPPORTED_MEDIA_TYPE(HttpStatus.UNSUPPORTED_MEDIA_TYPE, "Unsupported media type"),
+    REQUEST_TOO_LARGE(HttpStatus.CONTENT_TOO_LARGE, "Request body too large"),
     /** Any other 4xx that Spring MVC or the servlet container answers (413, 414, ...): the status says why. */
     REQUEST_REJECTED(HttpStatus.BAD_REQUEST, "Request rejected"),
     LEASE_HELD(HttpStatus.CONFLICT, "Lease held"),

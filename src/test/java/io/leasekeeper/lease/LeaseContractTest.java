@@ -352,14 +352,21 @@ class LeaseContractTest extends IntegrationTest {
         cases.put("empty body", "");
         cases.put("number for a string", "{\"target\":{\"type\":\"opaque\",\"value\":\"x\"},\"actor\":\"a\",\"holder\":123,\"ttlSeconds\":30}");
         cases.put("boolean for a string", "{\"target\":{\"type\":\"opaque\",\"value\":true},\"actor\":\"a\",\"holder\":\"h\",\"ttlSeconds\":30}");
+        cases.put("unknown field", "{\"target\":{\"type\":\"opaque\",\"value\":\"x\"},\"actor\":\"a\",\"holder\":\"h\",\"ttlSecond\":30}");
+        cases.put("unpaired surrogate", "{\"target\":{\"type\":\"opaque\",\"value\":\"x\"},\"actor\":\"a\",\"holder\":\"h\\ud800\",\"ttlSeconds\":30}");
+        cases.put("NUL in metadata key", "{\"target\":{\"type\":\"opaque\",\"value\":\"x\"},\"actor\":\"a\",\"holder\":\"h\",\"ttlSeconds\":30,\"metadata\":{\"a\\u0000\":1}}");
+        cases.put("metadata too deep", "{\"target\":{\"type\":\"opaque\",\"value\":\"x\"},\"actor\":\"a\",\"holder\":\"h\",\"ttlSeconds\":30,\"metadata\":"
+                + "{\"a\":".repeat(17) + "1" + "}".repeat(17) + "}");
         cases.put("NUL in metadata", Map.of("target", Map.of("type", "opaque", "value", "x"), "actor", "a",
                 "holder", "h", "ttlSeconds", 30, "metadata", Map.of("k", "a\u0000b")));
+        long[] rowsBefore = rowCounts();
         cases.forEach((name, body) -> {
             Api.Response response = api.post("/v1/leases", w, body);
             assertThat(response.status()).as(name).isEqualTo(400);
             assertThat(response.code()).as(name).isEqualTo("VALIDATION_FAILED");
             assertThat(response.body().get("errors").isArray()).as(name).isTrue();
         });
+        assertThat(rowCounts()).as("rows after rejected requests").isEqualTo(rowsBefore);
 
         JsonNode lease = acquire(w, "valid", "a", "h", 30).body();
         String renewPath = "/v1/leases/" + lease.get("leaseId").asString() + "/renew";
@@ -367,6 +374,39 @@ class LeaseContractTest extends IntegrationTest {
         assertThat(api.post(renewPath, w, Map.of("fencingToken", lease.get("fencingToken").asLong(), "ttlSeconds", 0))
                 .status()).isEqualTo(400);
         assertThat(api.post(renewPath, w, "{\"fencingToken\":\"abc\"}").status()).isEqualTo(400);
+    }
+
+    @Test
+    void bodiesOver64KibAnswer413WhetherTheirLengthIsDeclaredOrChunked() {
+        String w = writer("alice");
+        String big = "{\"target\":{\"type\":\"opaque\",\"value\":\"x\"},\"actor\":\"a\",\"holder\":\"h\",\"ttlSeconds\":30,"
+                + "\"jobId\":\"" + "j".repeat(70_000) + "\"}";
+        long[] rowsBefore = rowCounts();
+        Api.Response declared = api.post("/v1/leases", w, big);
+        assertThat(declared.status()).isEqualTo(413);
+        assertThat(declared.code()).isEqualTo("REQUEST_TOO_LARGE");
+        Api.Response chunked = api.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(
+                        "http://127.0.0.1:" + port + "/v1/leases")).header("Content-Type", "application/json")
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofInputStream(
+                        () -> new java.io.ByteArrayInputStream(big.getBytes(java.nio.charset.StandardCharsets.UTF_8)))), w);
+        assertThat(chunked.status()).isEqualTo(413);
+        assertThat(chunked.code()).isEqualTo("REQUEST_TOO_LARGE");
+        assertThat(rowCounts()).isEqualTo(rowsBefore);
+
+        Map<String, Object> small = new HashMap<>(Api.acquireBody("chunked-ok", "a", "h", 30));
+        String smallJson = tools.jackson.databind.json.JsonMapper.builder().build().writeValueAsString(small);
+        Api.Response ok = api.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(
+                        "http://127.0.0.1:" + port + "/v1/leases")).header("Content-Type", "application/json")
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofInputStream(
+                        () -> new java.io.ByteArrayInputStream(smallJson.getBytes(java.nio.charset.StandardCharsets.UTF_8)))), w);
+        assertThat(ok.status()).isEqualTo(201);
+    }
+
+    private long[] rowCounts() {
+        return new long[] {
+                jdbc.sql("SELECT count(*) FROM lease_key").query(Long.class).single(),
+                jdbc.sql("SELECT count(*) FROM lease").query(Long.class).single(),
+                jdbc.sql("SELECT count(*) FROM lease_event").query(Long.class).single()};
     }
 
     @Test
