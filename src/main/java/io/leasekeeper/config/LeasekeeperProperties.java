@@ -14,7 +14,8 @@ public record LeasekeeperProperties(
         @DefaultValue Lease lease,
         @DefaultValue ListPage list,
         @DefaultValue Sweeper sweeper,
-        @DefaultValue Security security) {
+        @DefaultValue Security security,
+        @DefaultValue Idempotency idempotency) {
 
     /**
      * Bounds of a lease's timing. {@code minTtl} stops clients from renewing so often that they load the
@@ -68,6 +69,23 @@ public record LeasekeeperProperties(
         public Sweeper {
             require(!interval.isNegative() && !interval.isZero(), "leasekeeper.sweeper.interval must be positive");
             require(batchSize >= 1 && batchSize <= 10_000, "leasekeeper.sweeper.batch-size must be within 1..10000");
+        }
+    }
+
+    /**
+     * Idempotent retries. {@code retention} is how long a retry with the same Idempotency-Key replays the
+     * first answer instead of executing again; it must outlast any client's retry schedule.
+     */
+    public record Idempotency(
+            @DefaultValue("24h") Duration retention,
+            @DefaultValue("1m") Duration cleanupInterval,
+            @DefaultValue("true") boolean cleanupEnabled) {
+
+        public Idempotency {
+            requireWholeSeconds("leasekeeper.idempotency.retention", retention);
+            require(retention.toSeconds() >= 1, "leasekeeper.idempotency.retention must be at least 1s");
+            require(!cleanupInterval.isNegative() && !cleanupInterval.isZero(),
+                    "leasekeeper.idempotency.cleanup-interval must be positive");
         }
     }
 

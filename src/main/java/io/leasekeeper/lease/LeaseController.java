@@ -18,6 +18,7 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
@@ -37,39 +38,51 @@ class LeaseController {
     private final LeaseStore store;
     private final LeaseRequests requests;
     private final AuditLog audit;
+    private final IdempotentCalls idempotent;
 
-    LeaseController(LeaseOperations operations, LeaseStore store, LeaseRequests requests, AuditLog audit) {
+    LeaseController(LeaseOperations operations, LeaseStore store, LeaseRequests requests, AuditLog audit,
+                    IdempotentCalls idempotent) {
         this.operations = operations;
         this.store = store;
         this.requests = requests;
         this.audit = audit;
+        this.idempotent = idempotent;
     }
 
     @PostMapping
     ResponseEntity<?> acquire(@RequestBody(required = false) LeaseRequests.AcquireRequest body, Caller caller,
+                              @RequestHeader(name = IdempotentCalls.HEADER, required = false) String idempotencyKey,
                               HttpServletRequest request) {
         AcquireCommand command = requests.acquire(body, caller.tenant());
-        return switch (operations.acquireIfFree(command, caller)) {
-            case AcquireResult.Granted g -> ResponseEntity.created(URI.create("/v1/leases/" + g.lease().id()))
-                    .body(LeaseView.of(g.lease(), g.now()));
-            case AcquireResult.Held h -> leaseHeld(h, command, request);
-        };
+        return idempotent.run(idempotencyKey, caller, "POST", request.getRequestURI(), body, () ->
+                switch (operations.acquireIfFree(command, caller)) {
+                    case AcquireResult.Granted g -> ResponseEntity.created(URI.create("/v1/leases/" + g.lease().id()))
+                            .body(LeaseView.of(g.lease(), g.now()));
+                    case AcquireResult.Held h -> leaseHeld(h, command, request);
+                });
     }
 
     @PostMapping("/{leaseId}/renew")
-    LeaseView renew(@PathVariable String leaseId, @RequestBody(required = false) LeaseRequests.RenewRequest body,
-                    Caller caller) {
+    ResponseEntity<?> renew(@PathVariable String leaseId,
+                            @RequestBody(required = false) LeaseRequests.RenewRequest body, Caller caller,
+                            @RequestHeader(name = IdempotentCalls.HEADER, required = false) String idempotencyKey,
+                            HttpServletRequest request) {
         UUID id = leaseId(leaseId);
         long token = requests.fencingToken(body == null ? null : body.fencingToken());
-        return operations.renew(id, token, requests.renewTtl(body.ttlSeconds()), caller);
+        Integer ttl = requests.renewTtl(body.ttlSeconds());
+        return idempotent.run(idempotencyKey, caller, "POST", request.getRequestURI(), body,
+                () -> ResponseEntity.ok(operations.renew(id, token, ttl, caller)));
     }
 
     @PostMapping("/{leaseId}/release")
-    LeaseView release(@PathVariable String leaseId,
-                      @RequestBody(required = false) LeaseRequests.ReleaseRequest body, Caller caller) {
+    ResponseEntity<?> release(@PathVariable String leaseId,
+                              @RequestBody(required = false) LeaseRequests.ReleaseRequest body, Caller caller,
+                              @RequestHeader(name = IdempotentCalls.HEADER, required = false) String idempotencyKey,
+                              HttpServletRequest request) {
         UUID id = leaseId(leaseId);
         long token = requests.fencingToken(body == null ? null : body.fencingToken());
-        return operations.releaseIfHeld(id, token, caller);
+        return idempotent.run(idempotencyKey, caller, "POST", request.getRequestURI(), body,
+                () -> ResponseEntity.ok(operations.releaseIfHeld(id, token, caller)));
     }
 
     @GetMapping("/{leaseId}")

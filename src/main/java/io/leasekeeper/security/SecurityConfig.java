@@ -177,8 +177,13 @@ class SecurityConfig implements WebMvcConfigurer {
             }
             HttpServletRequest request = web.getNativeRequest(HttpServletRequest.class);
             Jwt jwt = token.getToken();
-            return new Caller(jwt.getClaimAsString(tenantClaim), jwt.getSubject(),
-                    TraceIds.requestId(request), TraceIds.traceId(request));
+            // The request id on audit events: the Idempotency-Key when sent (it names the logical request
+            // across retries), else X-Request-Id.
+            String idempotencyKey = request.getHeader("Idempotency-Key");
+            String requestId = idempotencyKey != null && !idempotencyKey.isBlank()
+                    ? idempotencyKey.strip().replaceAll("^\"|\"$", "") : TraceIds.requestId(request);
+            return new Caller(jwt.getClaimAsString(tenantClaim), jwt.getSubject(), requestId,
+                    TraceIds.traceId(request));
         }
     }
 }

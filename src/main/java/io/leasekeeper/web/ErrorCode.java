@@ -21,6 +21,7 @@ public enum ErrorCode {
     LEASE_HELD(HttpStatus.CONFLICT, "Lease held"),
     FENCING_TOKEN_MISMATCH(HttpStatus.CONFLICT, "Fencing token mismatch"),
     LEASE_NOT_ACTIVE(HttpStatus.CONFLICT, "Lease not active"),
+    IDEMPOTENCY_KEY_REUSED(HttpStatus.UNPROCESSABLE_CONTENT, "Idempotency key reused"),
     LEASE_EXPIRED(HttpStatus.GONE, "Lease expired"),
     LEASE_RELEASED(HttpStatus.GONE, "Lease released"),
     LEASE_REVOKED(HttpStatus.GONE, "Lease revoked"),
