@@ -34,6 +34,7 @@ import org.springframework.security.oauth2.server.resource.web.access.BearerToke
 import org.springframework.security.web.AuthenticationEntryPoint;
 import org.springframework.security.web.SecurityFilterChain;
 import org.springframework.security.web.access.AccessDeniedHandler;
+import org.springframework.security.web.firewall.RequestRejectedHandler;
 import org.springframework.web.bind.support.WebDataBinderFactory;
 import org.springframework.web.context.request.NativeWebRequest;
 import org.springframework.web.method.support.HandlerMethodArgumentResolver;
@@ -109,6 +110,13 @@ class SecurityConfig implements WebMvcConfigurer {
             }
             return OAuth2TokenValidatorResult.success();
         };
+    }
+
+    /** URLs the firewall refuses (a "//", an encoded slash, ...) are problems like every other refusal. */
+    @Bean
+    RequestRejectedHandler problemRequestRejected(JsonMapper json) {
+        return (request, response, e) -> write(json, request, response, ErrorCode.REQUEST_REJECTED,
+                "The request URL is not acceptable.");
     }
 
     /** Trace ids before anything else runs, security included. */

@@ -53,6 +53,11 @@ public final class TraceIds extends OncePerRequestFilter {
         return (String) request.getAttribute(REQUEST_ID);
     }
 
+    /** A new random trace id, for answers given before this filter could run. */
+    public static String fresh() {
+        return traceIdOf(null);
+    }
+
     private static String traceIdOf(String traceparent) {
         if (traceparent != null) {
             var m = TRACEPARENT.matcher(traceparent.trim());

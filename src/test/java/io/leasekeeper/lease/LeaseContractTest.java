@@ -422,5 +422,12 @@ class LeaseContractTest extends IntegrationTest {
                 .POST(java.net.http.HttpRequest.BodyPublishers.ofString("hello")), writer("alice"));
         assertThat(media.status()).isEqualTo(415);
         assertThat(media.code()).isEqualTo("UNSUPPORTED_MEDIA_TYPE");
+        // Refused before Spring MVC: by Spring Security's firewall ("//") and by Tomcat itself (%00).
+        for (String path : List.of("/v1/leases//renew", "/v1/leases/%00/release")) {
+            Api.Response refused = api.post(path, writer("alice"), Map.of("fencingToken", 1));
+            assertThat(refused.status()).as(path).isEqualTo(400);
+            assertThat(refused.header("Content-Type")).as(path).startsWith("application/problem+json");
+            assertThat(refused.code()).as(path).isEqualTo("REQUEST_REJECTED");
+        }
     }
 }
