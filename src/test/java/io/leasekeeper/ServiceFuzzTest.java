@@ -47,7 +47,7 @@ class ServiceFuzzTest {
     static void start() {
         TestDatabase.Connection db = TestDatabase.connection();
         app = new SpringApplicationBuilder(LeasekeeperApplication.class).run(
-                "--server.port=0", "--leasekeeper.sweeper.enabled=false", "--leasekeeper.idempotency.cleanup-enabled=false",
+                "--server.port=0", "--leasekeeper.sweeper.enabled=false", "--leasekeeper.idempotency.cleanup-enabled=false", "--leasekeeper.audit.cleanup-enabled=false",
                 "--spring.datasource.url=" + db.url(), "--spring.datasource.username=" + db.username(),
                 "--spring.datasource.password=" + db.password(),
                 "--spring.security.oauth2.resourceserver.jwt.public-key-location=" + TestTokens.publicKeyLocation(),

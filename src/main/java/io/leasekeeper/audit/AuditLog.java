@@ -31,8 +31,7 @@ public class AuditLog {
                     :principal, :requestId, :traceId, CAST(:details AS jsonb))
             """;
 
-    // Every lease has its ACQUIRED event (written in the acquiring transaction), so no rows means
-    // that no lease with this id exists in this tenant.
+    // No rows: no such lease in this tenant, or its events are past the retention (the caller tells).
     private static final String HISTORY = """
             SELECT e.id, e.lease_id, e.type, e.from_state, e.to_state, e.fencing_token, e.at,
                    e.principal, e.request_id, e.trace_id, e.details
@@ -40,6 +39,19 @@ public class AuditLog {
             JOIN lease l ON l.id = e.lease_id
             WHERE l.id = :leaseId AND l.tenant = :tenant
             ORDER BY e.id
+            """;
+
+    // Only this transaction may delete events: the append-only trigger checks the setting.
+    private static final String DECLARE_RETENTION_JOB = """
+            SELECT set_config('leasekeeper.audit_retention', 'on', true)
+            """;
+
+    private static final String DELETE_OLD = """
+            DELETE FROM lease_event
+            WHERE id IN (SELECT id FROM lease_event
+                         WHERE at < lease_now() - make_interval(secs => :retention)
+                         ORDER BY id
+                         LIMIT :batchSize)
             """;
 
     private static final TypeReference<Map<String, Object>> JSON_OBJECT = new TypeReference<>() {
@@ -77,7 +89,17 @@ public class AuditLog {
         }
     }
 
-    /** The events of a lease of this tenant, oldest first; empty when there is no such lease. */
+    /**
+     * Deletes up to {@code batchSize} events older than the retention, in one transaction that declares
+     * itself the retention job to the append-only trigger. Returns how many it deleted.
+     */
+    @Transactional
+    public int deleteOlderThan(java.time.Duration retention, int batchSize) {
+        jdbc.sql(DECLARE_RETENTION_JOB).query(String.class).single();
+        return jdbc.sql(DELETE_OLD).param("retention", retention.toSeconds()).param("batchSize", batchSize).update();
+    }
+
+    /** The events of a lease of this tenant, oldest first; empty when there is none (or none retained). */
     public List<LeaseEvent> history(UUID leaseId, String tenant) {
         return jdbc.sql(HISTORY)
                 .param("leaseId", leaseId)

@@ -15,7 +15,14 @@ public record LeasekeeperProperties(
         @DefaultValue ListPage list,
         @DefaultValue Sweeper sweeper,
         @DefaultValue Security security,
-        @DefaultValue Idempotency idempotency) {
+        @DefaultValue Idempotency idempotency,
+        @DefaultValue Audit audit) {
+
+    public LeasekeeperProperties {
+        // Events of a lease that may still be active must survive, or its history would lose its ACQUIRED.
+        require(audit.retention().compareTo(lease.maxLifetimeCap()) >= 0,
+                "leasekeeper.audit.retention must be at least leasekeeper.lease.max-lifetime-cap");
+    }
 
     /**
      * Bounds of a lease's timing. {@code minTtl} stops clients from renewing so often that they load the
@@ -86,6 +93,19 @@ public record LeasekeeperProperties(
             require(retention.toSeconds() >= 1, "leasekeeper.idempotency.retention must be at least 1s");
             require(!cleanupInterval.isNegative() && !cleanupInterval.isZero(),
                     "leasekeeper.idempotency.cleanup-interval must be positive");
+        }
+    }
+
+    /** How long audit events are kept, and how often older ones are deleted (in bounded batches). */
+    public record Audit(
+            @DefaultValue("90d") Duration retention,
+            @DefaultValue("1h") Duration cleanupInterval,
+            @DefaultValue("true") boolean cleanupEnabled) {
+
+        public Audit {
+            requireWholeSeconds("leasekeeper.audit.retention", retention);
+            require(!cleanupInterval.isNegative() && !cleanupInterval.isZero(),
+                    "leasekeeper.audit.cleanup-interval must be positive");
         }
     }
 

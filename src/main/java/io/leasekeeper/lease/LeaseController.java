@@ -122,8 +122,9 @@ class LeaseController {
 
     @GetMapping("/{leaseId}/events")
     History history(@PathVariable String leaseId, Caller caller) {
-        List<LeaseEvent> events = audit.history(leaseId(leaseId), caller.tenant());
-        if (events.isEmpty()) {
+        UUID id = leaseId(leaseId);
+        List<LeaseEvent> events = audit.history(id, caller.tenant());
+        if (events.isEmpty() && store.byId(id, caller.tenant()).isEmpty()) {
             throw notFound(leaseId);
         }
         return new History(events);

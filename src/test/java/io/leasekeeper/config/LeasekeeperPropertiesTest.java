@@ -48,7 +48,9 @@ class LeasekeeperPropertiesTest {
             "leasekeeper.list.default-limit=2000",
             "leasekeeper.sweeper.interval=0s",
             "leasekeeper.sweeper.batch-size=0",
-            "leasekeeper.security.tenant-claim= "})
+            "leasekeeper.security.tenant-claim= ",
+            "leasekeeper.audit.retention=1d",
+            "leasekeeper.idempotency.retention=0s"})
     void invalidSettingsFailStartUpNamingTheSetting(String setting) {
         runner.withPropertyValues(setting).run(context -> {
             assertThat(context).hasFailed();

@@ -16,7 +16,8 @@ import org.springframework.test.context.DynamicPropertySource;
  * call it directly). Every test gets its own tenant, so tests never see each other's leases.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"leasekeeper.sweeper.enabled=false", "leasekeeper.idempotency.cleanup-enabled=false"})
+        properties = {"leasekeeper.sweeper.enabled=false", "leasekeeper.idempotency.cleanup-enabled=false",
+                "leasekeeper.audit.cleanup-enabled=false"})
 public abstract class IntegrationTest {
 
     @DynamicPropertySource
