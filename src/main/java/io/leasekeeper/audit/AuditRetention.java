@@ -1,5 +1,6 @@
 package io.leasekeeper.audit;
 
+import io.leasekeeper.config.Housekeeping;
 import io.leasekeeper.config.LeasekeeperProperties;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -29,14 +30,8 @@ class AuditRetention implements SchedulingConfigurer {
 
     @Override
     public void configureTasks(ScheduledTaskRegistrar registrar) {
-        registrar.addFixedDelayTask(() -> {
-            try {
-                for (int i = 0; i < MAX_BATCHES && audit.deleteOlderThan(settings.retention(), BATCH) == BATCH; i++) {
-                    // another full batch: keep going, within the run's bound
-                }
-            } catch (RuntimeException e) {
-                log.warn("Audit retention run failed: {}", e.toString());
-            }
-        }, settings.cleanupInterval());
+        registrar.addFixedDelayTask(Housekeeping.keepSchedule("Audit retention", log,
+                () -> Housekeeping.drain(BATCH, MAX_BATCHES, () -> audit.deleteOlderThan(settings.retention(), BATCH))),
+                settings.cleanupInterval());
     }
 }

@@ -1,5 +1,6 @@
 package io.leasekeeper.idempotency;
 
+import io.leasekeeper.config.Housekeeping;
 import io.leasekeeper.config.LeasekeeperProperties;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -29,14 +30,8 @@ class IdempotencyRetention implements SchedulingConfigurer {
 
     @Override
     public void configureTasks(ScheduledTaskRegistrar registrar) {
-        registrar.addFixedDelayTask(() -> {
-            try {
-                for (int i = 0; i < MAX_BATCHES && store.deleteExpired(BATCH) == BATCH; i++) {
-                    // another full batch: keep going, within the run's bound
-                }
-            } catch (RuntimeException e) {
-                log.warn("Idempotency retention run failed: {}", e.toString());
-            }
-        }, properties.idempotency().cleanupInterval());
+        registrar.addFixedDelayTask(Housekeeping.keepSchedule("Idempotency retention", log,
+                () -> Housekeeping.drain(BATCH, MAX_BATCHES, () -> store.deleteExpired(BATCH))),
+                properties.idempotency().cleanupInterval());
     }
 }

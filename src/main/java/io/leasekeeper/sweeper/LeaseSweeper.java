@@ -1,5 +1,6 @@
 package io.leasekeeper.sweeper;
 
+import io.leasekeeper.config.Housekeeping;
 import io.leasekeeper.config.LeasekeeperProperties;
 import io.leasekeeper.lease.LeaseOperations;
 import org.slf4j.Logger;
@@ -34,14 +35,7 @@ public class LeaseSweeper {
 
     /** Batches until one comes back short (nothing more is due) or the run's bound is reached. */
     public int sweepDue() {
-        int total = 0;
-        for (int batch = 0; batch < MAX_BATCHES_PER_RUN; batch++) {
-            int expired = sweepOnce();
-            total += expired;
-            if (expired < batchSize) {
-                break;
-            }
-        }
+        int total = Housekeeping.drain(batchSize, MAX_BATCHES_PER_RUN, this::sweepOnce);
         if (total > 0) {
             log.debug("Sweeper expired {} leases", total);
         }

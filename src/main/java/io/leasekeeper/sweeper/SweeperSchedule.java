@@ -1,5 +1,6 @@
 package io.leasekeeper.sweeper;
 
+import io.leasekeeper.config.Housekeeping;
 import io.leasekeeper.config.LeasekeeperProperties;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,13 +28,7 @@ class SweeperSchedule implements SchedulingConfigurer {
 
     @Override
     public void configureTasks(ScheduledTaskRegistrar registrar) {
-        registrar.addFixedDelayTask(() -> {
-            try {
-                sweeper.sweepDue();
-            } catch (RuntimeException e) {
-                // The next run tries again; a database outage must not end the schedule.
-                log.warn("Sweeper run failed: {}", e.toString());
-            }
-        }, properties.sweeper().interval());
+        registrar.addFixedDelayTask(Housekeeping.keepSchedule("Sweeper", log, sweeper::sweepDue),
+                properties.sweeper().interval());
     }
 }

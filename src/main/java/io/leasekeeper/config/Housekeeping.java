@@ -1,0 +1,38 @@
+package io.leasekeeper.config;
+
+import java.util.function.IntSupplier;
+import org.slf4j.Logger;
+
+/** What the periodic jobs (sweeper, idempotency and audit retention) share. */
+public final class Housekeeping {
+
+    private Housekeeping() {
+    }
+
+    /**
+     * Runs batches until one comes back short (nothing more is due) or {@code maxBatches} have run, so a
+     * huge backlog is worked off over several runs rather than in one endless loop. Returns the total.
+     */
+    public static int drain(int batchSize, int maxBatches, IntSupplier batch) {
+        int total = 0;
+        for (int i = 0; i < maxBatches; i++) {
+            int done = batch.getAsInt();
+            total += done;
+            if (done < batchSize) {
+                break;
+            }
+        }
+        return total;
+    }
+
+    /** The run as a scheduled task: a failure (the database away, say) is logged and the schedule goes on. */
+    public static Runnable keepSchedule(String job, Logger log, Runnable run) {
+        return () -> {
+            try {
+                run.run();
+            } catch (RuntimeException e) {
+                log.warn("{} run failed: {}", job, e.toString());
+            }
+        };
+    }
+}
