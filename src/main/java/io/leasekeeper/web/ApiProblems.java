@@ -7,6 +7,10 @@ import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.TypeMismatchException;
+import org.springframework.dao.DataAccessResourceFailureException;
+import org.springframework.dao.TransientDataAccessResourceException;
+import org.springframework.transaction.CannotCreateTransactionException;
+import org.springframework.transaction.TransactionSystemException;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
@@ -30,6 +34,7 @@ import tools.jackson.core.JacksonException;
 public class ApiProblems extends ResponseEntityExceptionHandler {
 
     private static final Logger log = LoggerFactory.getLogger(ApiProblems.class);
+    private static final String DATABASE_RETRY_AFTER_SECONDS = "2";
 
     @ExceptionHandler(ApiException.class)
     ResponseEntity<ProblemDetail> api(ApiException e, HttpServletRequest request) {
@@ -38,6 +43,22 @@ public class ApiProblems extends ResponseEntityExceptionHandler {
             problem.setProperty("errors", v.errors());
         }
         return ResponseEntity.status(e.code().status()).body(problem);
+    }
+
+    /**
+     * No connection, or the connection broke (also while committing or rolling back, so the outcome of a
+     * write may be unknown to this instance). The wait for a connection is bounded by the pool's
+     * connection timeout. A retry with the same Idempotency-Key never acts twice.
+     */
+    @ExceptionHandler({DataAccessResourceFailureException.class, CannotCreateTransactionException.class,
+            TransientDataAccessResourceException.class, TransactionSystemException.class})
+    ResponseEntity<ProblemDetail> databaseUnavailable(Exception e, HttpServletRequest request) {
+        log.warn("Database unavailable on {} {}: {}", request.getMethod(), request.getRequestURI(), e.toString());
+        return ResponseEntity.status(ErrorCode.DATABASE_UNAVAILABLE.status())
+                .header(HttpHeaders.RETRY_AFTER, DATABASE_RETRY_AFTER_SECONDS)
+                .body(Problems.of(ErrorCode.DATABASE_UNAVAILABLE,
+                        "The database is unavailable. Retry later; a retry with the same Idempotency-Key is safe.",
+                        request));
     }
 
     @ExceptionHandler(Exception.class)

@@ -25,7 +25,9 @@ public enum ErrorCode {
     LEASE_EXPIRED(HttpStatus.GONE, "Lease expired"),
     LEASE_RELEASED(HttpStatus.GONE, "Lease released"),
     LEASE_REVOKED(HttpStatus.GONE, "Lease revoked"),
-    INTERNAL_ERROR(HttpStatus.INTERNAL_SERVER_ERROR, "Internal error");
+    INTERNAL_ERROR(HttpStatus.INTERNAL_SERVER_ERROR, "Internal error"),
+    /** PostgreSQL cannot be reached: nothing was decided, the client retries after Retry-After. */
+    DATABASE_UNAVAILABLE(HttpStatus.SERVICE_UNAVAILABLE, "Database unavailable");
 
     private final HttpStatus status;
     private final String title;

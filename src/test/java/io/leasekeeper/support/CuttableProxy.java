@@ -1,0 +1,105 @@
+package io.leasekeeper.support;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A TCP proxy on loopback in front of PostgreSQL that a test can cut (every open connection closed,
+ * new ones refused at once) and restore: a database outage on demand, with no timing involved.
+ */
+public final class CuttableProxy implements AutoCloseable {
+
+    private final ServerSocket server;
+    private final String targetHost;
+    private final int targetPort;
+    private final Set<Socket> open = ConcurrentHashMap.newKeySet();
+    private volatile boolean cut;
+
+    public CuttableProxy(String targetHost, int targetPort) {
+        this.targetHost = targetHost;
+        this.targetPort = targetPort;
+        try {
+            this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        Thread.ofVirtual().name("proxy-accept").start(this::acceptLoop);
+    }
+
+    public int port() {
+        return server.getLocalPort();
+    }
+
+    /** Closes every proxied connection and refuses new ones until {@link #restore()}. */
+    public void cut() {
+        cut = true;
+        for (Socket socket : open) {
+            closeQuietly(socket);
+        }
+        open.clear();
+    }
+
+    public void restore() {
+        cut = false;
+    }
+
+    private void acceptLoop() {
+        while (!server.isClosed()) {
+            Socket client;
+            try {
+                client = server.accept();
+            } catch (IOException e) {
+                return;
+            }
+            if (cut) {
+                closeQuietly(client);
+                continue;
+            }
+            try {
+                Socket upstream = new Socket(targetHost, targetPort);
+                open.add(client);
+                open.add(upstream);
+                pump(client, upstream);
+                pump(upstream, client);
+            } catch (IOException e) {
+                closeQuietly(client);
+            }
+        }
+    }
+
+    private void pump(Socket from, Socket to) {
+        Thread.ofVirtual().start(() -> {
+            try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+                in.transferTo(out);
+            } catch (IOException e) {
+                // one side closed: close the other below
+            } finally {
+                closeQuietly(from);
+                closeQuietly(to);
+                open.remove(from);
+                open.remove(to);
+            }
+        });
+    }
+
+    private static void closeQuietly(Socket socket) {
+        try {
+            socket.close();
+        } catch (IOException e) {
+            // already closed
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        cut();
+        server.close();
+    }
+}
