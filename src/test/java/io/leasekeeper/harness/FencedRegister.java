@@ -1,0 +1,65 @@
+package io.leasekeeper.harness;
+
+import java.util.List;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * The downstream store the workload protects, in a database of its own: a register per key that takes a
+ * write only when its fencing token is at least the largest it has accepted (the conditional write users
+ * copy), and a log of every write attempt, accepted or not, in the order the register's row lock let
+ * them in.
+ */
+final class FencedRegister {
+
+    record Write(long id, String key, long token, String client, boolean accepted) {
+    }
+
+    /** The enforcement point: one conditional upsert; 0 rows means a newer token has written already. */
+    private static final String FENCED_WRITE = """
+            INSERT INTO register (key, last_token, value) VALUES (:key, :token, :value)
+            ON CONFLICT (key) DO UPDATE SET last_token = EXCLUDED.last_token, value = EXCLUDED.value
+            WHERE register.last_token <= EXCLUDED.last_token
+            """;
+
+    private final JdbcClient jdbc;
+    private final TransactionTemplate transaction;
+
+    FencedRegister(String jdbcUrl, String user, String password) {
+        DriverManagerDataSource dataSource = new DriverManagerDataSource(jdbcUrl, user, password);
+        this.jdbc = JdbcClient.create(dataSource);
+        this.transaction = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+        jdbc.sql("DROP TABLE IF EXISTS register_write, register").update();
+        jdbc.sql("CREATE TABLE register (key text PRIMARY KEY, last_token bigint NOT NULL, value text)").update();
+        jdbc.sql("""
+                CREATE TABLE register_write (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, key text NOT NULL,
+                    token bigint NOT NULL, client text NOT NULL, accepted boolean NOT NULL)
+                """).update();
+    }
+
+    /** Writes under the token; the log row is written while the register row is locked, so log order is lock order. */
+    boolean write(String key, long token, String client, String value) {
+        return Boolean.TRUE.equals(transaction.execute(tx -> {
+            boolean accepted = jdbc.sql(FENCED_WRITE).param("key", key).param("token", token).param("value", value)
+                    .update() == 1;
+            if (!accepted) {
+                // Take the row lock anyway, so a refused write is logged in order with the accepted ones.
+                jdbc.sql("SELECT last_token FROM register WHERE key = :key FOR UPDATE").param("key", key)
+                        .query(Long.class).single();
+            }
+            jdbc.sql("INSERT INTO register_write (key, token, client, accepted) VALUES (:key, :token, :client, :accepted)")
+                    .param("key", key).param("token", token).param("client", client).param("accepted", accepted)
+                    .update();
+            return accepted;
+        }));
+    }
+
+    List<Write> log() {
+        return jdbc.sql("SELECT id, key, token, client, accepted FROM register_write ORDER BY id")
+                .query((rs, n) -> new Write(rs.getLong("id"), rs.getString("key"), rs.getLong("token"),
+                        rs.getString("client"), rs.getBoolean("accepted")))
+                .list();
+    }
+}
