@@ -142,13 +142,18 @@ class LeaseController {
                 .body(problem);
     }
 
-    /** A path id that is not a UUID names no lease: 404, as for any other unknown id. */
+    private static final java.util.regex.Pattern CANONICAL_UUID =
+            java.util.regex.Pattern.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
+
+    /**
+     * A path id that is not a UUID in its canonical 36-character form names no lease: 404, as for any
+     * other unknown id (UUID.fromString alone would also take short forms such as 1-2-3-4-5).
+     */
     static UUID leaseId(String raw) {
-        try {
-            return UUID.fromString(raw);
-        } catch (IllegalArgumentException e) {
-            throw notFound(raw);
+        if (!CANONICAL_UUID.matcher(raw).matches()) {
+            throw notFound("(not a lease id)");
         }
+        return UUID.fromString(raw);
     }
 
     private static ApiException notFound(String leaseId) {

@@ -61,7 +61,8 @@ public final class TraceIds extends OncePerRequestFilter {
     private static String traceIdOf(String traceparent) {
         if (traceparent != null) {
             var m = TRACEPARENT.matcher(traceparent.trim());
-            if (m.matches() && !m.group(1).equals("0".repeat(32))) {
+            // Version ff is invalid, and so is an all-zero trace id (W3C Trace Context).
+            if (m.matches() && !traceparent.trim().startsWith("ff") && !m.group(1).equals("0".repeat(32))) {
                 return m.group(1);
             }
         }

@@ -162,6 +162,7 @@ class LeaseContractTest extends IntegrationTest {
         assertThat(release(w, unknown, 1).status()).isEqualTo(404);
         assertThat(release(w, unknown, 1).code()).isEqualTo("LEASE_NOT_FOUND");
         assertThat(api.get("/v1/leases/not-a-uuid", w).status()).isEqualTo(404);
+        assertThat(api.get("/v1/leases/1-2-3-4-5", w).code()).isEqualTo("LEASE_NOT_FOUND");
     }
 
     @Test

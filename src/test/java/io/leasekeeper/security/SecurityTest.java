@@ -134,5 +134,9 @@ class SecurityTest extends IntegrationTest {
         JsonNode renewed = api.get("/v1/leases/" + leaseId + "/events", writer("alice")).body().get("items").get(1);
         assertThat(renewed.get("traceId").asString()).isEqualTo(traceId);
         assertThat(renewed.get("requestId").asString()).isEqualTo("req-123");
+
+        Api.Response invalidVersion = api.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/leases"))
+                .header("traceparent", "ff-" + traceId + "-00f067aa0ba902b7-01").GET(), writer("alice"));
+        assertThat(invalidVersion.header("X-Trace-Id")).hasSize(32).isNotEqualTo(traceId);
     }
 }
