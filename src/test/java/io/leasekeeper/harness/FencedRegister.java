@@ -56,6 +56,16 @@ final class FencedRegister {
         }));
     }
 
+    /** The register in its own database, {@code leasekeeper_register}, on the server of the test database. */
+    static FencedRegister create(JdbcClient serverAdmin, io.leasekeeper.support.TestDatabase.Connection db) {
+        if (serverAdmin.sql("SELECT count(*) FROM pg_database WHERE datname = 'leasekeeper_register'")
+                .query(Long.class).single() == 0) {
+            serverAdmin.sql("CREATE DATABASE leasekeeper_register").update();
+        }
+        String url = db.url().replaceFirst("/([^/?]+)(\\?|$)", "/leasekeeper_register$2");
+        return new FencedRegister(url, db.username(), db.password());
+    }
+
     List<Write> log() {
         return jdbc.sql("SELECT id, key, token, client, accepted FROM register_write ORDER BY id")
                 .query((rs, n) -> new Write(rs.getLong("id"), rs.getString("key"), rs.getLong("token"),

@@ -106,6 +106,15 @@ final class HistoryChecker {
         return violations;
     }
 
+    /** The end-of-run summary: operations by outcome, faults, register writes, violations. */
+    static void print(String title, Workload.Summary summary, List<FencedRegister.Write> writes,
+                      List<String> violations, List<String> faults) {
+        long accepted = writes.stream().filter(FencedRegister.Write::accepted).count();
+        System.out.printf("%n%s%n  operations: %s%n  faults injected: %s%n  register writes: %d accepted, %d rejected%n"
+                        + "  violations: %d %s%n", title, summary.outcomes(), faults, accepted, writes.size() - accepted,
+                violations.size(), violations);
+    }
+
     private static Instant instant(OffsetDateTime value) {
         return value == null ? null : value.toInstant();
     }

@@ -1,0 +1,187 @@
+package io.leasekeeper.harness;
+
+import static org.awaitility.Awaitility.await;
+
+import io.leasekeeper.support.Api;
+import io.leasekeeper.support.TestTokens;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicLong;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Clients looping over a few hot keys against one or more service instances: acquire (with an
+ * Idempotency-Key), work on the fenced register, release. A quarter renew while working, a quarter pause
+ * past their TTL before writing (waited out against the database's clock), a quarter retry their acquire
+ * as if its response was lost. Every request carries an Idempotency-Key, and a client whose instance is
+ * unreachable or answers 503 retries the same request on the next instance.
+ */
+final class Workload {
+
+    record Summary(Map<String, Long> outcomes, List<String> violations) {
+        long count(String outcome) {
+            return outcomes.getOrDefault(outcome, 0L);
+        }
+    }
+
+    static final List<String> KEYS = List.of("hot-a", "hot-b", "hot-c");
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+    private static final int ATTEMPTS = 40;
+
+    private final List<Integer> ports;
+    private final FencedRegister register;
+    private final String tenant;
+    private final Map<String, AtomicLong> outcomes = new ConcurrentHashMap<>();
+    private final List<String> violations = new CopyOnWriteArrayList<>();
+    private final AtomicLong iterationsDone = new AtomicLong();
+
+    Workload(List<Integer> ports, FencedRegister register, String tenant) {
+        this.ports = ports;
+        this.register = register;
+        this.tenant = tenant;
+    }
+
+    long iterationsDone() {
+        return iterationsDone.get();
+    }
+
+    Summary run(int clients, int iterations) throws Exception {
+        CountDownLatch start = new CountDownLatch(1);
+        try (ExecutorService pool = Executors.newFixedThreadPool(clients)) {
+            List<Future<?>> running = new ArrayList<>();
+            for (int c = 0; c < clients; c++) {
+                int client = c;
+                running.add(pool.submit(() -> {
+                    start.await();
+                    for (int i = 0; i < iterations; i++) {
+                        iteration(client, i);
+                        iterationsDone.incrementAndGet();
+                    }
+                    return null;
+                }));
+            }
+            start.countDown();
+            for (Future<?> f : running) {
+                f.get();
+            }
+        }
+        Map<String, Long> counts = new TreeMap<>();
+        outcomes.forEach((k, v) -> counts.put(k, v.get()));
+        return new Summary(counts, List.copyOf(violations));
+    }
+
+    private void iteration(int client, int iteration) {
+        String subject = "client-" + client;
+        String token = TestTokens.token(subject, tenant, TestTokens.WRITE);
+        String key = KEYS.get((client + iteration) % KEYS.size());
+        int behaviour = (client + iteration) % 4;   // 0 plain, 1 renews, 2 pauses past its TTL, 3 retries its acquire
+        int ttl = behaviour == 2 ? 1 : 30;          // 30 s: no stall of a loaded machine lets a working lease lapse
+        String id = subject + "-" + iteration;
+        String acquireBody = JSON.writeValueAsString(Api.acquireBody(key, "worker", subject, ttl));
+        Api.Response acquired = call(client, token, "/v1/leases", acquireBody, id + "-acquire");
+        if (acquired == null) {
+            return;
+        }
+        if (acquired.status() == 409) {
+            count("held");
+            return;
+        }
+        if (acquired.status() != 201) {
+            violations.add(subject + " acquire answered " + acquired.status() + " " + acquired.raw());
+            return;
+        }
+        count("acquired");
+        String leaseId = acquired.body().get("leaseId").asString();
+        long fencingToken = acquired.body().get("fencingToken").asLong();
+        String tokenBody = "{\"fencingToken\":" + fencingToken + "}";
+
+        switch (behaviour) {
+            case 1 -> expect(call(client, token, "/v1/leases/" + leaseId + "/renew", tokenBody, id + "-renew"), 200, "renewed");
+            case 2 -> {
+                await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).ignoreExceptions().until(() ->
+                        "expired".equals(get(client, token, "/v1/leases/" + leaseId).body().get("state").asString()));
+                count("paused past TTL");
+            }
+            case 3 -> {
+                Api.Response replay = call(client, token, "/v1/leases", acquireBody, id + "-acquire");
+                if (replay == null || replay.status() != 201 || !leaseId.equals(replay.body().get("leaseId").asString())) {
+                    violations.add(subject + " retried acquire made another answer: "
+                            + (replay == null ? "none" : replay.status() + " " + replay.raw()));
+                } else {
+                    count("acquire replayed");
+                }
+            }
+            default -> { }
+        }
+        boolean written = register.write(key, fencingToken, subject, subject + "#" + iteration);
+        count(written ? "register write accepted" : "register write rejected");
+        Api.Response released = call(client, token, "/v1/leases/" + leaseId + "/release", tokenBody, id + "-release");
+        expect(released, behaviour == 2 ? 410 : 200, behaviour == 2 ? "release after pause refused" : "released");
+    }
+
+    /** POST with an Idempotency-Key; on an unreachable instance or a 503, the same request on the next one. */
+    private Api.Response call(int client, String token, String path, String body, String idempotencyKey) {
+        return withFailover(client, port -> new Api(port).send(HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + port + path))
+                .header("Content-Type", "application/json").header("Idempotency-Key", idempotencyKey)
+                .POST(HttpRequest.BodyPublishers.ofString(body)), token));
+    }
+
+    private Api.Response get(int client, String token, String path) {
+        return withFailover(client, port -> new Api(port).get(path, token));
+    }
+
+    private Api.Response withFailover(int client, java.util.function.IntFunction<Api.Response> send) {
+        for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
+            int port = ports.get((client + attempt) % ports.size());
+            try {
+                Api.Response response = send.apply(port);
+                if (response.status() == 503) {
+                    count("503 retried");
+                    backOff();
+                    continue;
+                }
+                if (response.status() >= 500) {
+                    violations.add("a " + response.status() + " other than 503: " + response.raw());
+                }
+                return response;
+            } catch (UncheckedIOException e) {
+                count("unreachable, retried");
+                backOff();
+            }
+        }
+        violations.add("client-" + client + " gave up after " + ATTEMPTS + " attempts");
+        return null;
+    }
+
+    /** Lets a restarting instance or database come back; retries are bounded by ATTEMPTS. */
+    private static void backOff() {
+        java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(250).toNanos());
+    }
+
+    private void expect(Api.Response response, int status, String outcome) {
+        if (response != null && response.status() == status) {
+            count(outcome);
+        } else {
+            violations.add(outcome + ": expected " + status + " but got "
+                    + (response == null ? "no answer" : response.status() + " " + response.raw()));
+        }
+    }
+
+    private void count(String outcome) {
+        outcomes.computeIfAbsent(outcome, o -> new AtomicLong()).incrementAndGet();
+    }
+
+}
