@@ -41,6 +41,22 @@ final class FencedRegister {
 
     /** Writes under the token; the log row is written while the register row is locked, so log order is lock order. */
     boolean write(String key, long token, String client, String value) {
+        // The register lives on the same server, so it rides out a PostgreSQL restart by retrying. A write
+        // whose commit was lost may then be logged twice with the same token, which the checker allows.
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return attempt(key, token, client, value);
+            } catch (org.springframework.dao.DataAccessResourceFailureException
+                     | org.springframework.transaction.CannotCreateTransactionException e) {
+                if (attempt == 60) {
+                    throw e;
+                }
+                java.util.concurrent.locks.LockSupport.parkNanos(java.time.Duration.ofMillis(250).toNanos());
+            }
+        }
+    }
+
+    private boolean attempt(String key, long token, String client, String value) {
         return Boolean.TRUE.equals(transaction.execute(tx -> {
             boolean accepted = jdbc.sql(FENCED_WRITE).param("key", key).param("token", token).param("value", value)
                     .update() == 1;

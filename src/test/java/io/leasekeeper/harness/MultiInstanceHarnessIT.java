@@ -3,6 +3,7 @@ package io.leasekeeper.harness;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.leasekeeper.support.CuttableProxy;
 import io.leasekeeper.support.TestDatabase;
 import io.leasekeeper.support.TestTokens;
 import java.time.Duration;
@@ -16,8 +17,9 @@ import org.springframework.jdbc.datasource.DriverManagerDataSource;
 
 /**
  * Three service processes from the built jar against one PostgreSQL, the fencing workload spread across
- * them, and faults injected while it runs: kill -9 of an instance and its restart, and every database
- * connection of the service terminated. Run with {@code ./mvnw verify -Pharness}; see docs/harness.md.
+ * them, and faults injected while it runs: kill -9 of an instance and its restart, every database
+ * connection of the service terminated, an instance's answers dropped after commit, and (when
+ * LEASEKEEPER_TEST_PG_RESTART names the command) a PostgreSQL restart. Run with {@code ./mvnw verify -Pharness}; see docs/harness.md.
  */
 class MultiInstanceHarnessIT {
 
@@ -32,6 +34,7 @@ class MultiInstanceHarnessIT {
                 "--spring.security.oauth2.resourceserver.jwt.public-key-location=" + TestTokens.publicKeyLocation(),
                 "--leasekeeper.sweeper.interval=200ms");
         List<ServiceProcess> instances = new ArrayList<>();
+        CuttableProxy dropper = null;
         List<String> faults = new ArrayList<>();
         try {
             for (int i = 0; i < 3; i++) {
@@ -40,7 +43,10 @@ class MultiInstanceHarnessIT {
                 instances.add(instance);
             }
             FencedRegister register = FencedRegister.create(jdbc, db);
-            Workload workload = new Workload(instances.stream().map(ServiceProcess::port).toList(), register, tenant);
+            // Instance 2 is reached through a proxy that can drop its answers after the work is done.
+            dropper = new CuttableProxy("127.0.0.1", instances.get(2).port());
+            List<Integer> ports = List.of(instances.get(0).port(), instances.get(1).port(), dropper.port());
+            Workload workload = new Workload(ports, register, tenant);
             int clients = 24;
             int iterations = Integer.getInteger("harness.iterations", 12);
             CompletableFuture<Workload.Summary> run = CompletableFuture.supplyAsync(() -> {
@@ -65,6 +71,22 @@ class MultiInstanceHarnessIT {
                     """).query(Integer.class).single();
             faults.add("pg_terminate_backend of " + terminated + " service connections");
 
+            await().atMost(Duration.ofMinutes(5)).until(() -> workload.iterationsDone() >= total * 6 / 10 || run.isDone());
+            dropper.dropResponses(true);
+            faults.add("responses of instance 2 dropped after commit");
+            await().atMost(Duration.ofMinutes(5)).until(() -> workload.iterationsDone() >= total * 3 / 4 || run.isDone());
+            dropper.dropResponses(false);
+
+            String restart = System.getenv("LEASEKEEPER_TEST_PG_RESTART");
+            if (restart != null && !restart.isBlank()) {
+                await().atMost(Duration.ofMinutes(5)).until(() -> workload.iterationsDone() >= total * 85 / 100 || run.isDone());
+                Process pgRestart = new ProcessBuilder("sh", "-c", restart).redirectErrorStream(true)
+                        .redirectOutput(ProcessBuilder.Redirect.appendTo(new java.io.File("target/harness/pg-restart.log")))
+                        .start();
+                assertThat(pgRestart.waitFor()).as("pg_ctl restart").isZero();
+                faults.add("PostgreSQL restart (pg_ctl restart -m fast)");
+            }
+
             Workload.Summary summary = run.get();
             List<FencedRegister.Write> writes = register.log();
             List<String> violations = new ArrayList<>(summary.violations());
@@ -72,9 +94,12 @@ class MultiInstanceHarnessIT {
             HistoryChecker.print("Fencing harness (3 instances)", summary, writes, violations, faults);
 
             assertThat(violations).isEmpty();
-            assertThat(faults).hasSize(3);
+            assertThat(faults).hasSizeGreaterThanOrEqualTo(4);
             assertThat(summary.count("acquired")).isPositive();
         } finally {
+            if (dropper != null) {
+                dropper.close();
+            }
             for (ServiceProcess instance : instances) {
                 instance.close();
             }

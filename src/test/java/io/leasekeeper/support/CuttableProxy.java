@@ -21,6 +21,7 @@ public final class CuttableProxy implements AutoCloseable {
     private final int targetPort;
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
     private volatile boolean cut;
+    private volatile boolean dropResponses;
 
     public CuttableProxy(String targetHost, int targetPort) {
         this.targetHost = targetHost;
@@ -50,6 +51,14 @@ public final class CuttableProxy implements AutoCloseable {
         cut = false;
     }
 
+    /**
+     * While on, the upstream's answer is never delivered: the connection is closed as soon as the answer
+     * starts, after the server did (and committed) the work. The client sees a broken connection.
+     */
+    public void dropResponses(boolean on) {
+        dropResponses = on;
+    }
+
     private void acceptLoop() {
         while (!server.isClosed()) {
             Socket client;
@@ -66,18 +75,25 @@ public final class CuttableProxy implements AutoCloseable {
                 Socket upstream = new Socket(targetHost, targetPort);
                 open.add(client);
                 open.add(upstream);
-                pump(client, upstream);
-                pump(upstream, client);
+                pump(client, upstream, false);
+                pump(upstream, client, true);
             } catch (IOException e) {
                 closeQuietly(client);
             }
         }
     }
 
-    private void pump(Socket from, Socket to) {
+    private void pump(Socket from, Socket to, boolean response) {
         Thread.ofVirtual().start(() -> {
             try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
-                in.transferTo(out);
+                byte[] buffer = new byte[8192];
+                for (int n; (n = in.read(buffer)) >= 0; ) {
+                    if (response && dropResponses) {
+                        break; // the answer exists, so the work is done: drop it and hang up
+                    }
+                    out.write(buffer, 0, n);
+                    out.flush();
+                }
             } catch (IOException e) {
                 // one side closed: close the other below
             } finally {
