@@ -3,7 +3,6 @@ package io.leasekeeper.idempotency;
 import io.leasekeeper.config.LeasekeeperProperties;
 import io.leasekeeper.web.ApiException;
 import io.leasekeeper.web.ErrorCode;
-import java.time.Duration;
 import java.util.Optional;
 import java.util.UUID;
 import org.springframework.jdbc.core.simple.JdbcClient;
@@ -114,10 +113,6 @@ public class IdempotencyStore {
     /** Deletes up to {@code batchSize} records older than the retention; returns how many. */
     public int deleteExpired(int batchSize) {
         return jdbc.sql(DELETE_OLD).param("retention", retentionSeconds).param("batchSize", batchSize).update();
-    }
-
-    Duration retention() {
-        return Duration.ofSeconds(retentionSeconds);
     }
 
     private boolean insert(Request r) {

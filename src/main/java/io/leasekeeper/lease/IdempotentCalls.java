@@ -1,5 +1,6 @@
 package io.leasekeeper.lease;
 
+import io.leasekeeper.idempotency.IdempotencyKeys;
 import io.leasekeeper.idempotency.IdempotencyStore;
 import io.leasekeeper.security.Caller;
 import io.leasekeeper.web.FieldErrors;
@@ -10,7 +11,6 @@ import java.util.HexFormat;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.function.Supplier;
-import java.util.regex.Pattern;
 import org.springframework.http.ResponseEntity;
 import org.springframework.stereotype.Component;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -26,10 +26,8 @@ import tools.jackson.databind.json.JsonMapper;
 @Component
 class IdempotentCalls {
 
-    static final String HEADER = "Idempotency-Key";
+    static final String HEADER = IdempotencyKeys.HEADER;
     static final String REPLAYED = "Idempotent-Replayed";
-    /** The header is a structured-field string; the quotes are optional here. */
-    private static final Pattern KEY = Pattern.compile("\"?([\\x21\\x23-\\x7E]{1,255})\"?");
 
     private final IdempotencyStore store;
     private final LeaseStore leases;
@@ -65,13 +63,10 @@ class IdempotentCalls {
         });
     }
 
-    /** The key as a client sent it, or null when absent; a malformed key is a 400. */
+    /** The key a client sent; a malformed key is a 400. */
     static String parseKey(String header) {
-        var m = KEY.matcher(header.strip());
-        if (!m.matches()) {
-            throw FieldErrors.single(HEADER, "must be 1..255 printable ASCII characters");
-        }
-        return m.group(1);
+        return IdempotencyKeys.parse(header).orElseThrow(() ->
+                FieldErrors.single(HEADER, "must be 1..255 printable ASCII characters"));
     }
 
     private ResponseEntity<?> replay(IdempotencyStore.Completed done, Caller caller) {

@@ -88,8 +88,7 @@ public class LeaseOperations {
     /** An admin ends an active lease of its tenant; the key is free at once. */
     @Transactional
     public LeaseView revoke(UUID leaseId, String reason, Caller admin) {
-        store.lockKeyOfLease(leaseId, admin.tenant()).orElseThrow(() -> notFound(leaseId));
-        LeaseStore.AtTime read = store.byId(leaseId, admin.tenant()).orElseThrow(() -> notFound(leaseId));
+        LeaseStore.AtTime read = lockedLease(leaseId, admin.tenant());
         Instant now = read.now();
         LeaseState state = read.lease().stateAt(now);
         if (state != LeaseState.ACTIVE) {
@@ -129,8 +128,7 @@ public class LeaseOperations {
 
     /** Locks the lease's key and checks, in this order: it exists in the tenant, the caller owns it, the token is its own. */
     private LeaseStore.AtTime lockedLeaseOfOwner(UUID leaseId, long fencingToken, Caller caller) {
-        store.lockKeyOfLease(leaseId, caller.tenant()).orElseThrow(() -> notFound(leaseId));
-        LeaseStore.AtTime read = store.byId(leaseId, caller.tenant()).orElseThrow(() -> notFound(leaseId));
+        LeaseStore.AtTime read = lockedLease(leaseId, caller.tenant());
         Lease lease = read.lease();
         if (!lease.owner().equals(caller.subject())) {
             throw new ApiException(ErrorCode.NOT_LEASE_OWNER, "Only the owner of lease " + leaseId + " may do this.");
@@ -140,6 +138,12 @@ public class LeaseOperations {
                     "The fencing token does not match lease " + leaseId + ".");
         }
         return read;
+    }
+
+    /** Locks the key of a lease of this tenant, then reads the lease and the time of the decision. */
+    private LeaseStore.AtTime lockedLease(UUID leaseId, String tenant) {
+        store.lockKeyOfLease(leaseId, tenant).orElseThrow(() -> notFound(leaseId));
+        return store.byId(leaseId, tenant).orElseThrow(() -> notFound(leaseId));
     }
 
     /** An ended lease answers 410 with why it ended; an expired one is never revived. */

@@ -1,6 +1,7 @@
 package io.leasekeeper.security;
 
 import io.leasekeeper.config.LeasekeeperProperties;
+import io.leasekeeper.idempotency.IdempotencyKeys;
 import io.leasekeeper.target.Text;
 import io.leasekeeper.web.BodyLimit;
 import io.leasekeeper.web.ErrorCode;
@@ -187,9 +188,8 @@ class SecurityConfig implements WebMvcConfigurer {
             Jwt jwt = token.getToken();
             // The request id on audit events: the Idempotency-Key when sent (it names the logical request
             // across retries), else X-Request-Id.
-            String idempotencyKey = request.getHeader("Idempotency-Key");
-            String requestId = idempotencyKey != null && !idempotencyKey.isBlank()
-                    ? idempotencyKey.strip().replaceAll("^\"|\"$", "") : TraceIds.requestId(request);
+            String requestId = IdempotencyKeys.parse(request.getHeader(IdempotencyKeys.HEADER))
+                    .orElseGet(() -> TraceIds.requestId(request));
             return new Caller(jwt.getClaimAsString(tenantClaim), jwt.getSubject(), requestId,
                     TraceIds.traceId(request));
         }
