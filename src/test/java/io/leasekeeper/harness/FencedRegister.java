@@ -14,7 +14,8 @@ import org.springframework.transaction.support.TransactionTemplate;
  */
 final class FencedRegister {
 
-    record Write(long id, String key, long token, String client, boolean accepted) {
+    /** One attempt; {@code stale} marks a write by a client that paused past its lease's TTL. */
+    record Write(long id, String key, long token, String client, boolean stale, boolean accepted) {
     }
 
     /** The enforcement point: one conditional upsert; 0 rows means a newer token has written already. */
@@ -35,17 +36,17 @@ final class FencedRegister {
         jdbc.sql("CREATE TABLE register (key text PRIMARY KEY, last_token bigint NOT NULL, value text)").update();
         jdbc.sql("""
                 CREATE TABLE register_write (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, key text NOT NULL,
-                    token bigint NOT NULL, client text NOT NULL, accepted boolean NOT NULL)
+                    token bigint NOT NULL, client text NOT NULL, stale boolean NOT NULL, accepted boolean NOT NULL)
                 """).update();
     }
 
     /** Writes under the token; the log row is written while the register row is locked, so log order is lock order. */
-    boolean write(String key, long token, String client, String value) {
+    boolean write(String key, long token, String client, String value, boolean stale) {
         // The register lives on the same server, so it rides out a PostgreSQL restart by retrying. A write
         // whose commit was lost may then be logged twice with the same token, which the checker allows.
         for (int attempt = 1; ; attempt++) {
             try {
-                return attempt(key, token, client, value);
+                return attempt(key, token, client, value, stale);
             } catch (org.springframework.dao.DataAccessResourceFailureException
                      | org.springframework.transaction.CannotCreateTransactionException e) {
                 if (attempt == 60) {
@@ -56,7 +57,7 @@ final class FencedRegister {
         }
     }
 
-    private boolean attempt(String key, long token, String client, String value) {
+    private boolean attempt(String key, long token, String client, String value, boolean stale) {
         return Boolean.TRUE.equals(transaction.execute(tx -> {
             boolean accepted = jdbc.sql(FENCED_WRITE).param("key", key).param("token", token).param("value", value)
                     .update() == 1;
@@ -65,9 +66,11 @@ final class FencedRegister {
                 jdbc.sql("SELECT last_token FROM register WHERE key = :key FOR UPDATE").param("key", key)
                         .query(Long.class).single();
             }
-            jdbc.sql("INSERT INTO register_write (key, token, client, accepted) VALUES (:key, :token, :client, :accepted)")
-                    .param("key", key).param("token", token).param("client", client).param("accepted", accepted)
-                    .update();
+            jdbc.sql("""
+                    INSERT INTO register_write (key, token, client, stale, accepted)
+                    VALUES (:key, :token, :client, :stale, :accepted)
+                    """).param("key", key).param("token", token).param("client", client).param("stale", stale)
+                    .param("accepted", accepted).update();
             return accepted;
         }));
     }
@@ -83,9 +86,19 @@ final class FencedRegister {
     }
 
     List<Write> log() {
-        return jdbc.sql("SELECT id, key, token, client, accepted FROM register_write ORDER BY id")
+        return jdbc.sql("SELECT id, key, token, client, stale, accepted FROM register_write ORDER BY id")
                 .query((rs, n) -> new Write(rs.getLong("id"), rs.getString("key"), rs.getLong("token"),
-                        rs.getString("client"), rs.getBoolean("accepted")))
+                        rs.getString("client"), rs.getBoolean("stale"), rs.getBoolean("accepted")))
                 .list();
+    }
+
+    /** The largest token the register has accepted for the key, 0 before any write; -1 while unreachable. */
+    long lastToken(String key) {
+        try {
+            return jdbc.sql("SELECT coalesce(max(last_token), 0) FROM register WHERE key = :key").param("key", key)
+                    .query(Long.class).single();
+        } catch (org.springframework.dao.DataAccessException e) {
+            return -1;
+        }
     }
 }

@@ -23,7 +23,7 @@ class FencingWorkloadTest extends IntegrationTest {
         List<FencedRegister.Write> writes = register.log();
         List<String> violations = new ArrayList<>(summary.violations());
         violations.addAll(HistoryChecker.check(jdbc, tenant, writes));
-        HistoryChecker.print("Fencing workload (1 instance)", summary, writes, violations, List.of());
+        HistoryChecker.print("Fencing workload (1 instance)", summary, writes, violations, List.of(), List.of());
 
         assertThat(violations).isEmpty();
         assertThat(summary.count("acquired")).isPositive();

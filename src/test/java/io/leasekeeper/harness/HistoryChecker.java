@@ -89,6 +89,16 @@ final class HistoryChecker {
             }
         }
 
+        // Each logical request (one Idempotency-Key, however often retried, on whichever instance) made at
+        // most one lease. The audit events carry the key as their request id.
+        service.sql("""
+                SELECT e.request_id, count(*) AS leases FROM lease_event e JOIN lease l ON l.id = e.lease_id
+                WHERE l.tenant = :tenant AND e.type = 'ACQUIRED' AND e.request_id IS NOT NULL
+                GROUP BY e.request_id HAVING count(*) > 1 ORDER BY e.request_id
+                """).param("tenant", tenant)
+                .query((rs, n) -> "request " + rs.getString("request_id") + " made " + rs.getLong("leases") + " leases")
+                .list().forEach(violations::add);
+
         // The register never accepted a token lower than one it had accepted for the key before.
         Map<String, Long> highest = new HashMap<>();
         for (FencedRegister.Write w : writes) {
@@ -106,13 +116,61 @@ final class HistoryChecker {
         return violations;
     }
 
-    /** The end-of-run summary: operations by outcome, faults, register writes, violations. */
+    /**
+     * 503 answers are allowed only during a database outage (and the recovery time after it); any other
+     * 5xx was reported by the workload when it happened.
+     */
+    static List<String> checkServerErrors(Workload.Summary summary, List<FaultWindow> windows) {
+        long outside = FaultWindow.attribute(summary.unavailableAt(), windows, true).get(FaultWindow.OUTSIDE);
+        return outside == 0 ? List.of()
+                : List.of(outside + " answers were 503 outside every database outage and its "
+                        + FaultWindow.RECOVERY.toSeconds() + " s of recovery");
+    }
+
+    /** Writes by clients that paused past their TTL: how many a newer holder's write had fenced off. */
+    static String staleWrites(List<FencedRegister.Write> writes) {
+        Map<String, Long> highest = new HashMap<>();
+        long fenced = 0;
+        long fencedRejected = 0;
+        long unfencedAccepted = 0;
+        long stale = 0;
+        for (FencedRegister.Write w : writes) {
+            long seen = highest.getOrDefault(w.key(), Long.MIN_VALUE);
+            if (w.stale()) {
+                stale++;
+                if (seen > w.token()) {
+                    fenced++;
+                    fencedRejected += w.accepted() ? 0 : 1;
+                } else if (w.accepted()) {
+                    unfencedAccepted++;
+                }
+            }
+            if (w.accepted()) {
+                highest.put(w.key(), Math.max(seen, w.token()));
+            }
+        }
+        return stale + " by clients paused past their TTL: " + fencedRejected + " of " + fenced
+                + " written after a newer holder's write were rejected; " + unfencedAccepted
+                + " came before any newer write and were accepted (the newer holder's write supersedes them)";
+    }
+
+    /** The end-of-run summary: operations by outcome, faults, register writes, errors by fault window, violations. */
     static void print(String title, Workload.Summary summary, List<FencedRegister.Write> writes,
-                      List<String> violations, List<String> faults) {
+                      List<String> violations, List<String> faults, List<FaultWindow> windows) {
         long accepted = writes.stream().filter(FencedRegister.Write::accepted).count();
-        System.out.printf("%n%s%n  operations: %s%n  faults injected: %s%n  register writes: %d accepted, %d rejected%n"
-                        + "  violations: %d %s%n", title, summary.outcomes(), faults, accepted, writes.size() - accepted,
-                violations.size(), violations);
+        StringBuilder out = new StringBuilder();
+        out.append(String.format("%n%s%n  operations: %s%n  faults injected (%d): %s%n", title, summary.outcomes(),
+                faults.size(), faults));
+        out.append(String.format("  register writes: %d accepted, %d rejected; %s%n", accepted,
+                writes.size() - accepted, staleWrites(writes)));
+        if (!windows.isEmpty()) {
+            out.append(String.format("  503 by database outage window: %s%n",
+                    FaultWindow.attribute(summary.unavailableAt(), windows, true)));
+            out.append(String.format("  unreachable by fault window: %s%n",
+                    FaultWindow.attribute(summary.unreachableAt(), windows, false)));
+        }
+        out.append(String.format("  violations: %d %s%n", violations.size(), violations));
+        System.out.print(out);
     }
 
     private static Instant instant(OffsetDateTime value) {

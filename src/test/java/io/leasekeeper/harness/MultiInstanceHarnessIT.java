@@ -3,9 +3,11 @@ package io.leasekeeper.harness;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.leasekeeper.support.Api;
 import io.leasekeeper.support.CuttableProxy;
 import io.leasekeeper.support.TestDatabase;
 import io.leasekeeper.support.TestTokens;
+import java.io.File;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,11 +19,24 @@ import org.springframework.jdbc.datasource.DriverManagerDataSource;
 
 /**
  * Three service processes from the built jar against one PostgreSQL, the fencing workload spread across
- * them, and faults injected while it runs: kill -9 of an instance and its restart, every database
- * connection of the service terminated, an instance's answers dropped after commit, and (when
- * LEASEKEEPER_TEST_PG_RESTART names the command) a PostgreSQL restart. Run with {@code ./mvnw verify -Pharness}; see docs/harness.md.
+ * them, and faults injected in rounds while it runs: kill -9 of an instance and its restart, every
+ * database connection of the service terminated, an instance's answers dropped after commit, and (when
+ * LEASEKEEPER_TEST_PG_RESTART names the command) a PostgreSQL restart. Faults are paced by the
+ * workload's progress, not by the clock. The short run is {@code harness.rounds} rounds (default 2); with
+ * {@code harness.duration} (say {@code 10m}) rounds repeat until that much time has passed. Run with
+ * {@code ./mvnw verify -Pharness}; see docs/harness.md.
  */
 class MultiInstanceHarnessIT {
+
+    private static final int CLIENTS = 24;
+    /** Leases the workload is granted between two faults: five hand-overs of each hot key. */
+    private static final int GAP = 5 * Workload.KEYS.size();
+
+    private final List<ServiceProcess> instances = new ArrayList<>();
+    private final List<String> faults = new ArrayList<>();
+    private final List<FaultWindow> windows = new ArrayList<>();
+    private Workload workload;
+    private CompletableFuture<Workload.Summary> run;
 
     @Test
     void noViolationAcrossThreeInstancesUnderFaults() throws Exception {
@@ -33,9 +48,11 @@ class MultiInstanceHarnessIT {
                 "--spring.datasource.password=" + db.password(),
                 "--spring.security.oauth2.resourceserver.jwt.public-key-location=" + TestTokens.publicKeyLocation(),
                 "--leasekeeper.sweeper.interval=200ms");
-        List<ServiceProcess> instances = new ArrayList<>();
+        String pgRestart = System.getenv("LEASEKEEPER_TEST_PG_RESTART");
+        Duration duration = Duration.parse("PT" + System.getProperty("harness.duration", "0s").toUpperCase());
+        int rounds = Integer.getInteger("harness.rounds", 2);
+        long began = System.nanoTime();
         CuttableProxy dropper = null;
-        List<String> faults = new ArrayList<>();
         try {
             for (int i = 0; i < 3; i++) {
                 ServiceProcess instance = new ServiceProcess(ServiceProcess.builtJar(), i, arguments);
@@ -46,63 +63,118 @@ class MultiInstanceHarnessIT {
             // Instance 2 is reached through a proxy that can drop its answers after the work is done.
             dropper = new CuttableProxy("127.0.0.1", instances.get(2).port());
             List<Integer> ports = List.of(instances.get(0).port(), instances.get(1).port(), dropper.port());
-            Workload workload = new Workload(ports, register, tenant);
-            int clients = 24;
-            int iterations = Integer.getInteger("harness.iterations", 12);
-            CompletableFuture<Workload.Summary> run = CompletableFuture.supplyAsync(() -> {
+            workload = new Workload(ports, register, tenant);
+            run = CompletableFuture.supplyAsync(() -> {
                 try {
-                    return workload.run(clients, iterations);
+                    return workload.run(CLIENTS, Integer.MAX_VALUE);
                 } catch (Exception e) {
                     throw new IllegalStateException(e);
                 }
             });
+            long start = System.nanoTime();
 
-            // The faults, each once the workload has made some progress (not by the clock).
-            long total = (long) clients * iterations;
-            await().atMost(Duration.ofMinutes(5)).until(() -> workload.iterationsDone() >= total / 4 || run.isDone());
-            instances.get(1).kill();
-            faults.add("kill -9 instance 1");
-            instances.get(1).start();
-            faults.add("restart instance 1");
-            await().atMost(Duration.ofMinutes(5)).until(() -> workload.iterationsDone() >= total / 2 || run.isDone());
-            int terminated = jdbc.sql("""
-                    SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-                    WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
-                    """).query(Integer.class).single();
-            faults.add("pg_terminate_backend of " + terminated + " service connections");
-
-            await().atMost(Duration.ofMinutes(5)).until(() -> workload.iterationsDone() >= total * 6 / 10 || run.isDone());
-            dropper.dropResponses(true);
-            faults.add("responses of instance 2 dropped after commit");
-            await().atMost(Duration.ofMinutes(5)).until(() -> workload.iterationsDone() >= total * 3 / 4 || run.isDone());
-            dropper.dropResponses(false);
-
-            String restart = System.getenv("LEASEKEEPER_TEST_PG_RESTART");
-            if (restart != null && !restart.isBlank()) {
-                await().atMost(Duration.ofMinutes(5)).until(() -> workload.iterationsDone() >= total * 85 / 100 || run.isDone());
-                Process pgRestart = new ProcessBuilder("sh", "-c", restart).redirectErrorStream(true)
-                        .redirectOutput(ProcessBuilder.Redirect.appendTo(new java.io.File("target/harness/pg-restart.log")))
-                        .start();
-                assertThat(pgRestart.waitFor()).as("pg_ctl restart").isZero();
-                faults.add("PostgreSQL restart (pg_ctl restart -m fast)");
+            for (int round = 1; round <= rounds || System.nanoTime() - start < duration.toNanos(); round++) {
+                // kill -9 (SIGKILL: no shutdown, in-flight transactions die with their connections) and restart.
+                ServiceProcess victim = instances.get((round - 1) % 3);
+                int index = (round - 1) % 3;
+                fault("kill -9 and restart of instance " + index + " #" + round, false, () -> {
+                    victim.kill();
+                    victim.start();
+                });
+                fault("pg_terminate_backend of the service's connections #" + round, true, () -> {
+                    int terminated = jdbc.sql("""
+                            SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                            WHERE datname = current_database() AND pid <> pg_backend_pid()
+                              AND backend_type = 'client backend'
+                            """).query(Integer.class).single();
+                    assertThat(terminated).as("service connections terminated").isPositive();
+                });
+                CuttableProxy proxy = dropper;
+                fault("answers of instance 2 dropped after commit #" + round, false, () -> {
+                    proxy.dropResponses(true);
+                    progress(GAP);
+                    proxy.dropResponses(false);
+                });
+                if (pgRestart != null && !pgRestart.isBlank()) {
+                    fault("PostgreSQL restart (pg_ctl restart -m fast) #" + round, true, () -> {
+                        Process restart = new ProcessBuilder("sh", "-c", pgRestart).redirectErrorStream(true)
+                                .redirectOutput(ProcessBuilder.Redirect.appendTo(new File("target/harness/pg-restart.log")))
+                                .start();
+                        assertThat(restart.waitFor()).as("pg_ctl restart").isZero();
+                    });
+                }
             }
-
+            progress(GAP);
+            workload.stop();
             Workload.Summary summary = run.get();
             List<FencedRegister.Write> writes = register.log();
             List<String> violations = new ArrayList<>(summary.violations());
             violations.addAll(HistoryChecker.check(jdbc, tenant, writes));
-            HistoryChecker.print("Fencing harness (3 instances)", summary, writes, violations, faults);
+            violations.addAll(HistoryChecker.checkServerErrors(summary, windows));
+            faults.add(summary.count("paused past TTL") + " client pauses past the TTL");
+            HistoryChecker.print(String.format("Fencing harness (3 instances, %d clients, %d s)", CLIENTS,
+                    Duration.ofNanos(System.nanoTime() - began).toSeconds()), summary, writes, violations, faults, windows);
 
             assertThat(violations).isEmpty();
-            assertThat(faults).hasSizeGreaterThanOrEqualTo(4);
-            assertThat(summary.count("acquired")).isPositive();
+            assertThat(windows).extracting(FaultWindow::name).anyMatch(n -> n.startsWith("kill -9"))
+                    .anyMatch(n -> n.startsWith("pg_terminate_backend")).anyMatch(n -> n.startsWith("answers of"));
+            if (pgRestart != null && !pgRestart.isBlank()) {
+                assertThat(windows).extracting(FaultWindow::name).anyMatch(n -> n.startsWith("PostgreSQL restart"));
+            }
+            assertThat(summary.count("paused past TTL")).isPositive();
+            assertThat(summary.count("acquire replayed")).isPositive();
+            assertThat(writes.stream().filter(w -> w.stale() && !w.accepted())).as("stale writes fenced off").isNotEmpty();
         } finally {
+            if (workload != null) {
+                workload.stop();
+            }
             if (dropper != null) {
                 dropper.close();
             }
             for (ServiceProcess instance : instances) {
                 instance.close();
             }
+        }
+    }
+
+    private interface Injection {
+        void inject() throws Exception;
+    }
+
+    /**
+     * Waits for {@link #GAP} more grants, then injects the fault and records its window. After a
+     * database outage, every instance must report ready again within {@link FaultWindow#RECOVERY}.
+     */
+    private void fault(String name, boolean databaseOutage, Injection injection) throws Exception {
+        progress(GAP);
+        long start = System.nanoTime();
+        injection.inject();
+        long end = System.nanoTime();
+        windows.add(new FaultWindow(name, start, end, databaseOutage));
+        String took = String.format(" (%d ms", Duration.ofNanos(end - start).toMillis());
+        if (databaseOutage) {
+            awaitEveryInstanceReady();
+            took += String.format(", all ready %d ms after", Duration.ofNanos(System.nanoTime() - end).toMillis());
+        }
+        faults.add(name + took + ")");
+    }
+
+    /** Waits until the workload has been granted {@code leases} more (or has failed). */
+    private void progress(int leases) {
+        long target = workload.grants() + leases;
+        await().atMost(Duration.ofMinutes(5)).pollInterval(Duration.ofMillis(50))
+                .until(() -> workload.grants() >= target || run.isDone());
+        if (run.isDone()) {
+            run.join(); // rethrows what stopped the workload early
+        }
+    }
+
+    /** The service recovers by itself: every instance ready again within 10 s of the database's return. */
+    private void awaitEveryInstanceReady() {
+        for (ServiceProcess instance : instances) {
+            Api api = new Api(instance.port());
+            await().atMost(FaultWindow.RECOVERY).pollInterval(Duration.ofMillis(100)).ignoreExceptions()
+                    .until(() -> api.get("/actuator/health/readiness", null).status() == 200);
         }
     }
 }

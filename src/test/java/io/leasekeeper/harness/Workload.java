@@ -19,18 +19,26 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
+import org.awaitility.core.ConditionTimeoutException;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Clients looping over a few hot keys against one or more service instances: acquire (with an
  * Idempotency-Key), work on the fenced register, release. A quarter renew while working, a quarter pause
- * past their TTL before writing (waited out against the database's clock), a quarter retry their acquire
+ * past their TTL before writing (waited out against the database's clock, and until a newer holder has
+ * written the register, at most 10 s), a quarter retry their acquire
  * as if its response was lost. Every request carries an Idempotency-Key, and a client whose instance is
  * unreachable or answers 503 retries the same request on the next instance.
  */
 final class Workload {
 
-    record Summary(Map<String, Long> outcomes, List<String> violations) {
+    /**
+     * What the clients saw: outcomes by name, violations found on the spot, and the moments
+     * ({@link System#nanoTime()}) at which an instance answered 503 or could not be reached, for the
+     * harness to set against its fault windows.
+     */
+    record Summary(Map<String, Long> outcomes, List<String> violations, List<Long> unavailableAt,
+                   List<Long> unreachableAt) {
         long count(String outcome) {
             return outcomes.getOrDefault(outcome, 0L);
         }
@@ -39,13 +47,18 @@ final class Workload {
     static final List<String> KEYS = List.of("hot-a", "hot-b", "hot-c");
     private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final int ATTEMPTS = 40;
+    private static final Duration RETRY_PAUSE = Duration.ofMillis(250);
+    private static final Duration HELD_PAUSE = Duration.ofMillis(100);
 
     private final List<Integer> ports;
     private final FencedRegister register;
     private final String tenant;
     private final Map<String, AtomicLong> outcomes = new ConcurrentHashMap<>();
     private final List<String> violations = new CopyOnWriteArrayList<>();
-    private final AtomicLong iterationsDone = new AtomicLong();
+    private final List<Long> unavailableAt = new CopyOnWriteArrayList<>();
+    private final List<Long> unreachableAt = new CopyOnWriteArrayList<>();
+    private final AtomicLong grants = new AtomicLong();
+    private volatile boolean stopping;
 
     Workload(List<Integer> ports, FencedRegister register, String tenant) {
         this.ports = ports;
@@ -53,10 +66,17 @@ final class Workload {
         this.tenant = tenant;
     }
 
-    long iterationsDone() {
-        return iterationsDone.get();
+    /** Leases granted so far: the workload's progress, by which the harness paces its faults. */
+    long grants() {
+        return grants.get();
     }
 
+    /** Clients finish the iteration they are in and stop; {@link #run} then returns. */
+    void stop() {
+        stopping = true;
+    }
+
+    /** Runs until every client has done {@code iterations} iterations or {@link #stop()} is called. */
     Summary run(int clients, int iterations) throws Exception {
         CountDownLatch start = new CountDownLatch(1);
         try (ExecutorService pool = Executors.newFixedThreadPool(clients)) {
@@ -65,9 +85,8 @@ final class Workload {
                 int client = c;
                 running.add(pool.submit(() -> {
                     start.await();
-                    for (int i = 0; i < iterations; i++) {
+                    for (int i = 0; i < iterations && !stopping; i++) {
                         iteration(client, i);
-                        iterationsDone.incrementAndGet();
                     }
                     return null;
                 }));
@@ -79,7 +98,7 @@ final class Workload {
         }
         Map<String, Long> counts = new TreeMap<>();
         outcomes.forEach((k, v) -> counts.put(k, v.get()));
-        return new Summary(counts, List.copyOf(violations));
+        return new Summary(counts, List.copyOf(violations), List.copyOf(unavailableAt), List.copyOf(unreachableAt));
     }
 
     private void iteration(int client, int iteration) {
@@ -96,6 +115,7 @@ final class Workload {
         }
         if (acquired.status() == 409) {
             count("held");
+            pause(HELD_PAUSE); // a polite client does not spin on a held key
             return;
         }
         if (acquired.status() != 201) {
@@ -103,6 +123,7 @@ final class Workload {
             return;
         }
         count("acquired");
+        grants.incrementAndGet();
         String leaseId = acquired.body().get("leaseId").asString();
         long fencingToken = acquired.body().get("fencingToken").asLong();
         String tokenBody = "{\"fencingToken\":" + fencingToken + "}";
@@ -110,9 +131,17 @@ final class Workload {
         switch (behaviour) {
             case 1 -> expect(call(client, token, "/v1/leases/" + leaseId + "/renew", tokenBody, id + "-renew"), 200, "renewed");
             case 2 -> {
+                // A stop-the-world pause: the lease lapses (by the database's clock) while the client is
+                // frozen, and the world moves on (a newer holder writes) before it wakes and writes.
                 await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).ignoreExceptions().until(() ->
                         "expired".equals(get(client, token, "/v1/leases/" + leaseId).body().get("state").asString()));
                 count("paused past TTL");
+                try {
+                    await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100))
+                            .until(() -> register.lastToken(key) > fencingToken);
+                } catch (ConditionTimeoutException e) {
+                    count("paused past TTL, no newer holder wrote within 10 s");
+                }
             }
             case 3 -> {
                 Api.Response replay = call(client, token, "/v1/leases", acquireBody, id + "-acquire");
@@ -125,7 +154,7 @@ final class Workload {
             }
             default -> { }
         }
-        boolean written = register.write(key, fencingToken, subject, subject + "#" + iteration);
+        boolean written = register.write(key, fencingToken, subject, subject + "#" + iteration, behaviour == 2);
         count(written ? "register write accepted" : "register write rejected");
         Api.Response released = call(client, token, "/v1/leases/" + leaseId + "/release", tokenBody, id + "-release");
         expect(released, behaviour == 2 ? 410 : 200, behaviour == 2 ? "release after pause refused" : "released");
@@ -149,6 +178,7 @@ final class Workload {
             try {
                 Api.Response response = send.apply(port);
                 if (response.status() == 503) {
+                    unavailableAt.add(System.nanoTime());
                     count("503 retried");
                     backOff();
                     continue;
@@ -158,6 +188,7 @@ final class Workload {
                 }
                 return response;
             } catch (UncheckedIOException e) {
+                unreachableAt.add(System.nanoTime());
                 count("unreachable, retried");
                 backOff();
             }
@@ -168,7 +199,12 @@ final class Workload {
 
     /** Lets a restarting instance or database come back; retries are bounded by ATTEMPTS. */
     private static void backOff() {
-        java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(250).toNanos());
+        pause(RETRY_PAUSE);
+    }
+
+    /** Client pacing against real faults and contention; no event of the run is ordered by it. */
+    private static void pause(Duration duration) {
+        java.util.concurrent.locks.LockSupport.parkNanos(duration.toNanos());
     }
 
     private void expect(Api.Response response, int status, String outcome) {
