@@ -48,7 +48,9 @@ final class FencedRegister {
             try {
                 return attempt(key, token, client, value, stale);
             } catch (org.springframework.dao.DataAccessResourceFailureException
-                     | org.springframework.transaction.CannotCreateTransactionException e) {
+                     | org.springframework.transaction.CannotCreateTransactionException
+                     | org.springframework.transaction.TransactionSystemException e) {
+                // TransactionSystemException: the connection died under the commit or the rollback.
                 if (attempt == 60) {
                     throw e;
                 }

@@ -12,7 +12,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A TCP proxy on loopback in front of PostgreSQL that a test can cut (every open connection closed,
- * new ones refused at once) and restore: a database outage on demand, with no timing involved.
+ * new ones refused at once), stall (connections stay open but nothing gets through, as with a
+ * partitioned or frozen server) and restore: a database outage on demand, with no timing involved.
  */
 public final class CuttableProxy implements AutoCloseable {
 
@@ -22,6 +23,7 @@ public final class CuttableProxy implements AutoCloseable {
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
     private volatile boolean cut;
     private volatile boolean dropResponses;
+    private volatile boolean stalled;
 
     public CuttableProxy(String targetHost, int targetPort) {
         this.targetHost = targetHost;
@@ -47,7 +49,23 @@ public final class CuttableProxy implements AutoCloseable {
         open.clear();
     }
 
+    /**
+     * Nothing gets through either way until {@link #restore()}: bytes are swallowed, new connections are
+     * accepted and never answered. The peer sees a silent server, not a closed connection.
+     */
+    public void stall() {
+        stalled = true;
+    }
+
+    /** Ends a cut or a stall; connections that a stall left mid-conversation are closed. */
     public void restore() {
+        if (stalled) {
+            for (Socket socket : open) {
+                closeQuietly(socket);
+            }
+            open.clear();
+            stalled = false;
+        }
         cut = false;
     }
 
@@ -71,6 +89,11 @@ public final class CuttableProxy implements AutoCloseable {
                 closeQuietly(client);
                 continue;
             }
+            if (stalled) {
+                open.add(client);
+                swallow(client);
+                continue;
+            }
             try {
                 Socket upstream = new Socket(targetHost, targetPort);
                 open.add(client);
@@ -88,6 +111,9 @@ public final class CuttableProxy implements AutoCloseable {
             try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
                 byte[] buffer = new byte[8192];
                 for (int n; (n = in.read(buffer)) >= 0; ) {
+                    if (stalled) {
+                        continue; // swallowed
+                    }
                     if (response && dropResponses) {
                         break; // the answer exists, so the work is done: drop it and hang up
                     }
@@ -101,6 +127,18 @@ public final class CuttableProxy implements AutoCloseable {
                 closeQuietly(to);
                 open.remove(from);
                 open.remove(to);
+            }
+        });
+    }
+
+    private void swallow(Socket client) {
+        Thread.ofVirtual().start(() -> {
+            try (InputStream in = client.getInputStream()) {
+                in.transferTo(OutputStream.nullOutputStream());
+            } catch (IOException e) {
+                // closed by restore()
+            } finally {
+                open.remove(client);
             }
         });
     }

@@ -86,4 +86,26 @@ class DatabaseOutageTest {
                 api.post("/v1/leases", w, Api.acquireBody("after", "job", "h", 30)).status() == 201);
         assertThat(api.get("/actuator/health/readiness", null).status()).isEqualTo(200);
     }
+
+    @Test
+    void aSilentDatabaseAnswers503InsteadOfHangingAndTheServiceRecoversByItself() {
+        Api api = new Api(port);   // its client gives up after 30 s: a hung request fails this test
+        String tenant = "silent-" + UUID.randomUUID().toString().substring(0, 8);
+        String w = TestTokens.token("alice", tenant, TestTokens.WRITE);
+        assertThat(api.post("/v1/leases", w, Api.acquireBody("before", "job", "h", 30)).status()).isEqualTo(201);
+
+        proxy.stall();
+        // Whether the request's connection is checked (and dropped) by the pool or used at once, the
+        // wait is bounded: by the pool's connection timeout, or by the driver's socket timeout.
+        Api.Response stalled = api.post("/v1/leases", w, Api.acquireBody("during", "job", "h", 30));
+        assertThat(stalled.status()).isEqualTo(503);
+        assertThat(stalled.code()).isEqualTo("DATABASE_UNAVAILABLE");
+        assertThat(stalled.header("Retry-After")).isNotBlank();
+
+        proxy.restore();
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(200)).until(() ->
+                api.post("/v1/leases", w, Api.acquireBody("after", "job", "h", 30)).status() == 201);
+        // Nothing was half-written: the stalled acquire made no lease.
+        assertThat(api.get("/v1/leases?targetType=opaque&target=during&state=any", w).body().get("items")).isEmpty();
+    }
 }
