@@ -75,7 +75,8 @@ class SecurityConfig implements WebMvcConfigurer {
         AuthenticationEntryPoint unauthenticated = problemEntryPoint(json);
         AccessDeniedHandler denied = problemAccessDenied(json);
         http.authorizeHttpRequests(requests -> requests
-                        .requestMatchers("/actuator/health", "/actuator/health/**").permitAll()
+                        // Actuator lives on the management port (management.server.port), not the API's.
+                        .requestMatchers("/actuator/health", "/actuator/health/**", "/actuator/prometheus").permitAll()
                         .requestMatchers("/actuator/**").denyAll()
                         .requestMatchers("/error").permitAll()
                         .requestMatchers("/v1/admin/**").hasAuthority(ADMIN)
@@ -132,7 +133,7 @@ class SecurityConfig implements WebMvcConfigurer {
     @Bean
     FilterRegistrationBean<BodyLimit> bodyLimit(JsonMapper json) {
         FilterRegistrationBean<BodyLimit> registration = new FilterRegistrationBean<>(new BodyLimit(json));
-        registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 1);
+        registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 2); // inside the operation metrics (+1)
         return registration;
     }
 

@@ -7,6 +7,9 @@ import org.springframework.http.ProblemDetail;
 /** Builds every problem body the service sends: RFC 9457 plus the contract's {@code code} and {@code traceId}. */
 public final class Problems {
 
+    /** The request attribute holding the code of the problem answered, for the operation metrics. */
+    public static final String CODE_ATTRIBUTE = Problems.class.getName() + ".code";
+
     private Problems() {
     }
 
@@ -21,6 +24,9 @@ public final class Problems {
         problem.setTitle(code.title());
         problem.setProperty("code", code.name());
         problem.setProperty("traceId", TraceIds.traceId(request));
+        if (request != null) {
+            request.setAttribute(CODE_ATTRIBUTE, code.name());
+        }
         if (request != null && problem.getInstance() == null) {
             problem.setInstance(URI.create(request.getRequestURI()));
         }

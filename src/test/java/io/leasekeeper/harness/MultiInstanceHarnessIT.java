@@ -172,7 +172,7 @@ class MultiInstanceHarnessIT {
     /** The service recovers by itself: every instance ready again within 10 s of the database's return. */
     private void awaitEveryInstanceReady() {
         for (ServiceProcess instance : instances) {
-            Api api = new Api(instance.port());
+            Api api = new Api(instance.managementPort());
             await().atMost(FaultWindow.RECOVERY).pollInterval(Duration.ofMillis(100)).ignoreExceptions()
                     .until(() -> api.get("/actuator/health/readiness", null).status() == 200);
         }

@@ -19,11 +19,13 @@ final class ServiceProcess implements AutoCloseable {
     private final List<String> arguments;
     private final Path log;
     private final int port;
+    private final int managementPort;
     private Process process;
 
     ServiceProcess(Path jar, int index, List<String> arguments) {
         this.jar = jar;
         this.port = freePort();
+        this.managementPort = freePort();
         this.arguments = arguments;
         this.log = Path.of("target", "harness", "instance-" + index + ".log");
     }
@@ -32,19 +34,24 @@ final class ServiceProcess implements AutoCloseable {
         return port;
     }
 
+    /** Actuator's port: probes. */
+    int managementPort() {
+        return managementPort;
+    }
+
     void start() {
         try {
             Files.createDirectories(log.getParent());
             var command = new java.util.ArrayList<>(List.of(
                     Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx384m", "-jar", jar.toString(),
-                    "--server.port=" + port));
+                    "--server.port=" + port, "--management.server.port=" + managementPort));
             command.addAll(arguments);
             process = new ProcessBuilder(command).redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        Api api = new Api(port);
+        Api api = new Api(managementPort);
         await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(250)).ignoreExceptions()
                 .until(() -> api.get("/actuator/health/readiness", null).status() == 200);
     }

@@ -111,13 +111,17 @@ class SecurityTest extends IntegrationTest {
 
     @Test
     void healthIsOpenAndOtherActuatorEndpointsAreNot() {
-        Api.Response health = api.get("/actuator/health", null);
+        Api management = new Api(managementPort);
+        Api.Response health = management.get("/actuator/health", null);
         assertThat(health.status()).isEqualTo(200);
         assertThat(health.body().get("status").asString()).isEqualTo("UP");
-        assertThat(api.get("/actuator/health/liveness", null).status()).isEqualTo(200);
-        assertThat(api.get("/actuator/health/readiness", null).status()).isEqualTo(200);
-        assertThat(api.get("/actuator/env", admin("root")).status()).isIn(403, 404);
-        assertThat(api.get("/actuator/env", null).status()).isIn(401, 403, 404);
+        assertThat(management.get("/actuator/health/liveness", null).status()).isEqualTo(200);
+        assertThat(management.get("/actuator/health/readiness", null).status()).isEqualTo(200);
+        assertThat(management.get("/actuator/env", admin("root")).status()).isIn(403, 404);
+        assertThat(management.get("/actuator/env", null).status()).isIn(401, 403, 404);
+        // The API's port serves no actuator endpoint at all.
+        assertThat(api.get("/actuator/health", null).status()).isIn(401, 404);
+        assertThat(api.get("/actuator/prometheus", null).status()).isIn(401, 404);
         assertThat(api.get("/local/token", null).status()).isIn(401, 404);
     }
 

@@ -55,7 +55,7 @@ public final class Api {
             HttpResponse<String> response = HTTP.send(request.timeout(Duration.ofSeconds(30)).build(),
                     HttpResponse.BodyHandlers.ofString());
             String raw = response.body();
-            JsonNode body = raw == null || raw.isBlank() ? JSON.createObjectNode() : JSON.readTree(raw);
+            JsonNode body = raw == null || raw.isBlank() || !isJson(response) ? JSON.createObjectNode() : JSON.readTree(raw);
             return new Response(response.statusCode(), response.headers(), body, raw);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -63,6 +63,10 @@ public final class Api {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
         }
+    }
+
+    private static boolean isJson(HttpResponse<String> response) {
+        return response.headers().firstValue("Content-Type").map(t -> t.contains("json")).orElse(true);
     }
 
     /** A minimal valid acquire body on an opaque target. */

@@ -6,6 +6,7 @@ import java.util.UUID;
 import org.junit.jupiter.api.BeforeEach;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalManagementPort;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -32,6 +33,10 @@ public abstract class IntegrationTest {
 
     @LocalServerPort
     protected int port;
+
+    /** Actuator's port (probes, Prometheus). */
+    @LocalManagementPort
+    protected int managementPort;
 
     @Autowired
     protected JdbcClient jdbc;

@@ -14,6 +14,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalManagementPort;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -47,6 +48,9 @@ class DatabaseOutageTest {
     @LocalServerPort
     int port;
 
+    @LocalManagementPort
+    int managementPort;
+
     @AfterEach
     void databaseBack() {
         proxy.restore();
@@ -60,10 +64,11 @@ class DatabaseOutageTest {
     @Test
     void anOutageAnswers503WithRetryAfterReadinessDownLivenessUpAndTheServiceRecoversByItself() {
         Api api = new Api(port);
+        Api management = new Api(managementPort);
         String tenant = "out-" + UUID.randomUUID().toString().substring(0, 8);
         String w = TestTokens.token("alice", tenant, TestTokens.WRITE);
         assertThat(api.post("/v1/leases", w, Api.acquireBody("before", "job", "h", 30)).status()).isEqualTo(201);
-        assertThat(api.get("/actuator/health/readiness", null).status()).isEqualTo(200);
+        assertThat(management.get("/actuator/health/readiness", null).status()).isEqualTo(200);
 
         proxy.cut();
         for (int i = 0; i < 3; i++) {
@@ -74,17 +79,17 @@ class DatabaseOutageTest {
             assertThat(down.raw()).doesNotContain("Exception").doesNotContain("jdbc");
         }
         assertThat(api.get("/v1/leases", w).code()).isEqualTo("DATABASE_UNAVAILABLE");
-        Api.Response readiness = api.get("/actuator/health/readiness", null);
+        Api.Response readiness = management.get("/actuator/health/readiness", null);
         assertThat(readiness.status()).isEqualTo(503);
         assertThat(readiness.body().get("status").asString()).isEqualTo("DOWN");
-        Api.Response liveness = api.get("/actuator/health/liveness", null);
+        Api.Response liveness = management.get("/actuator/health/liveness", null);
         assertThat(liveness.status()).isEqualTo(200);
         assertThat(liveness.body().get("status").asString()).isEqualTo("UP");
 
         proxy.restore();
         await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(200)).until(() ->
                 api.post("/v1/leases", w, Api.acquireBody("after", "job", "h", 30)).status() == 201);
-        assertThat(api.get("/actuator/health/readiness", null).status()).isEqualTo(200);
+        assertThat(management.get("/actuator/health/readiness", null).status()).isEqualTo(200);
     }
 
     @Test

@@ -1,0 +1,20 @@
+package io.leasekeeper.metrics;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.Ordered;
+
+/** The service's own meters; Spring Boot adds HTTP server, HikariCP and JVM meters beside them. */
+@Configuration(proxyBeanMethods = false)
+class MetricsConfig {
+
+    /** Right after the trace id is set, so that every answer is timed, security's and the body limit's too. */
+    @Bean
+    FilterRegistrationBean<OperationMetrics> operationMetrics(MeterRegistry registry) {
+        FilterRegistrationBean<OperationMetrics> registration = new FilterRegistrationBean<>(new OperationMetrics(registry));
+        registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 1);
+        return registration;
+    }
+}

@@ -1,0 +1,114 @@
+package io.leasekeeper.metrics;
+
+import io.leasekeeper.web.Problems;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.regex.Pattern;
+import org.springframework.web.filter.OncePerRequestFilter;
+
+/**
+ * Times every lease operation from the first filter to the last byte, tagged with the operation and its
+ * outcome: {@code OK} or the contract's error code (a bounded set), whether the answer came from a
+ * controller, from security or from the body limit. Derived from the same outcome: acquires answered
+ * {@code LEASE_HELD}, idempotent replays, fencing-token mismatches and revocations. No per-key or
+ * per-lease tag exists.
+ */
+final class OperationMetrics extends OncePerRequestFilter {
+
+    static final String TIMER = "leasekeeper.operation";
+    private static final String UUID = "[0-9a-fA-F-]{1,64}";
+    private static final Duration[] BUCKETS = {
+            Duration.ofMillis(1), Duration.ofMillis(2), Duration.ofMillis(5), Duration.ofMillis(10),
+            Duration.ofMillis(25), Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofMillis(250),
+            Duration.ofMillis(500), Duration.ofSeconds(1), Duration.ofMillis(2500), Duration.ofSeconds(5)};
+
+    private record Route(String method, Pattern path, String operation) {
+    }
+
+    private static final List<Route> ROUTES = List.of(
+            new Route("POST", Pattern.compile("/v1/leases/?"), "acquire"),
+            new Route("POST", Pattern.compile("/v1/leases/" + UUID + "/renew"), "renew"),
+            new Route("POST", Pattern.compile("/v1/leases/" + UUID + "/release"), "release"),
+            new Route("POST", Pattern.compile("/v1/admin/leases/" + UUID + "/revoke"), "revoke"),
+            new Route("GET", Pattern.compile("/v1/leases/current"), "inspect"),
+            new Route("GET", Pattern.compile("/v1/leases/" + UUID + "/events"), "history"),
+            new Route("GET", Pattern.compile("/v1/leases/" + UUID), "inspect"),
+            new Route("GET", Pattern.compile("/v1/leases/?"), "list"));
+
+    private final MeterRegistry registry;
+    private final Counter contended;
+    private final Counter revocations;
+
+    OperationMetrics(MeterRegistry registry) {
+        this.registry = registry;
+        this.contended = Counter.builder("leasekeeper.acquire.contended")
+                .description("Acquires answered LEASE_HELD: the key was held by another holder").register(registry);
+        this.revocations = Counter.builder("leasekeeper.revocations")
+                .description("Leases revoked by an admin").register(registry);
+    }
+
+    @Override
+    protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+            throws ServletException, IOException {
+        String operation = operationOf(request);
+        if (operation == null) {
+            chain.doFilter(request, response);
+            return;
+        }
+        long start = System.nanoTime();
+        try {
+            chain.doFilter(request, response);
+        } finally {
+            record(operation, outcomeOf(request, response), response, System.nanoTime() - start);
+        }
+    }
+
+    private void record(String operation, String outcome, HttpServletResponse response, long nanos) {
+        Timer.builder(TIMER).description("Lease operations, by operation and outcome (OK or the contract's code)")
+                .tag("operation", operation).tag("outcome", outcome)
+                .serviceLevelObjectives(BUCKETS)
+                .register(registry).record(Duration.ofNanos(nanos));
+        if (operation.equals("acquire") && outcome.equals("LEASE_HELD")) {
+            contended.increment();
+        }
+        if (operation.equals("revoke") && outcome.equals("OK")) {
+            revocations.increment();
+        }
+        if (outcome.equals("FENCING_TOKEN_MISMATCH")) {
+            Counter.builder("leasekeeper.fencing.mismatches")
+                    .description("Renewals and releases refused because the fencing token did not match")
+                    .tag("operation", operation).register(registry).increment();
+        }
+        if ("true".equals(response.getHeader("Idempotent-Replayed"))) {
+            Counter.builder("leasekeeper.idempotent.replays")
+                    .description("Retried requests answered from their first answer (Idempotency-Key)")
+                    .tag("operation", operation).register(registry).increment();
+        }
+    }
+
+    static String operationOf(HttpServletRequest request) {
+        String path = request.getRequestURI();
+        for (Route route : ROUTES) {
+            if (route.method().equals(request.getMethod()) && route.path().matcher(path).matches()) {
+                return route.operation();
+            }
+        }
+        return null;
+    }
+
+    private static String outcomeOf(HttpServletRequest request, HttpServletResponse response) {
+        Object code = request.getAttribute(Problems.CODE_ATTRIBUTE);
+        if (code != null) {
+            return code.toString();
+        }
+        return response.getStatus() < 400 ? "OK" : "ERROR";
+    }
+}

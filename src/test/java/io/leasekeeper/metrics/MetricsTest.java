@@ -1,0 +1,64 @@
+package io.leasekeeper.metrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.leasekeeper.support.Api;
+import io.leasekeeper.support.IntegrationTest;
+import io.leasekeeper.support.Scrape;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.json.JsonMapper;
+
+/** The service's meters as Prometheus scrapes them from the management port, moved by real requests. */
+class MetricsTest extends IntegrationTest {
+
+    private static final String TIMER = "leasekeeper_operation_seconds_count";
+
+    @Test
+    void operationsAreTimedByOutcomeAndTheirConsequencesCounted() {
+        Scrape before = Scrape.of(managementPort);
+
+        var lease = acquire(writer("alice"), "metered", "job", "h", 30).body();
+        String leaseId = lease.get("leaseId").asString();
+        assertThat(acquire(writer("bob"), "metered", "job", "h", 30).code()).isEqualTo("LEASE_HELD");
+        assertThat(renew(writer("alice"), leaseId, lease.get("fencingToken").asLong() + 1).code())
+                .isEqualTo("FENCING_TOKEN_MISMATCH");
+        assertThat(api.post("/v1/leases", null, Api.acquireBody("metered", "job", "h", 30)).code())
+                .isEqualTo("UNAUTHENTICATED");
+        String body = JsonMapper.builder().build().writeValueAsString(Api.acquireBody("replayed", "job", "h", 30));
+        for (int i = 0; i < 2; i++) {
+            api.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/leases"))
+                    .header("Content-Type", "application/json").header("Idempotency-Key", "metrics-" + tenant)
+                    .POST(HttpRequest.BodyPublishers.ofString(body)), writer("carol"));
+        }
+        assertThat(revoke(admin("root"), leaseId, "metrics test").status()).isEqualTo(200);
+        assertThat(api.get("/v1/leases/" + leaseId, reader("dave")).status()).isEqualTo(200);
+
+        Scrape after = Scrape.of(managementPort);
+        assertThat(delta(before, after, TIMER, "operation", "acquire", "outcome", "OK")).isEqualTo(3); // alice, carol, carol replayed
+        assertThat(delta(before, after, TIMER, "operation", "acquire", "outcome", "LEASE_HELD")).isEqualTo(1);
+        assertThat(delta(before, after, TIMER, "operation", "acquire", "outcome", "UNAUTHENTICATED")).isEqualTo(1);
+        assertThat(delta(before, after, TIMER, "operation", "renew", "outcome", "FENCING_TOKEN_MISMATCH")).isEqualTo(1);
+        assertThat(delta(before, after, TIMER, "operation", "revoke", "outcome", "OK")).isEqualTo(1);
+        assertThat(delta(before, after, TIMER, "operation", "inspect", "outcome", "OK")).isEqualTo(1);
+        assertThat(delta(before, after, "leasekeeper_acquire_contended_total")).isEqualTo(1);
+        assertThat(delta(before, after, "leasekeeper_fencing_mismatches_total", "operation", "renew")).isEqualTo(1);
+        assertThat(delta(before, after, "leasekeeper_idempotent_replays_total", "operation", "acquire")).isEqualTo(1);
+        assertThat(delta(before, after, "leasekeeper_revocations_total")).isEqualTo(1);
+
+        // Histogram buckets for p50/p99, cumulative up to +Inf.
+        assertThat(after.matching("leasekeeper_operation_seconds_bucket", "operation", "acquire", "outcome", "OK"))
+                .extracting(s -> s.labels().get("le")).contains("0.005", "0.025", "0.1", "+Inf");
+        // No tag names a key, a lease or a holder.
+        assertThat(after.matching(TIMER)).isNotEmpty()
+                .allSatisfy(s -> assertThat(s.labels().keySet()).containsOnly("operation", "outcome", "application"));
+        // What Spring Boot provides beside them: the pool and the HTTP server.
+        assertThat(after.matching("hikaricp_connections_active")).isNotEmpty();
+        assertThat(after.matching("http_server_requests_seconds_count")).isNotEmpty();
+    }
+
+    private static double delta(Scrape before, Scrape after, String name, String... labels) {
+        return after.sum(name, labels) - before.sum(name, labels);
+    }
+}
