@@ -10,6 +10,8 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.springframework.stereotype.Component;
 import org.springframework.transaction.annotation.Transactional;
 
@@ -27,10 +29,18 @@ public class LeaseOperations {
 
     private final LeaseStore store;
     private final AuditLog audit;
+    private final Counter expiredByAcquire;
 
-    LeaseOperations(LeaseStore store, AuditLog audit) {
+    LeaseOperations(LeaseStore store, AuditLog audit, MeterRegistry registry) {
         this.store = store;
         this.audit = audit;
+        this.expiredByAcquire = Expirations.counter(registry, "acquire");
+    }
+
+    /** The active leases' counts and the sweeper's lag, read in one statement. */
+    @Transactional(readOnly = true)
+    public ActiveCounts activeCounts() {
+        return store.activeCounts();
     }
 
     /** Grants the key when it is free, first recording the expiry of an active lease whose TTL has passed. */
@@ -124,6 +134,7 @@ public class LeaseOperations {
         audit.record(new NewEvent(lease.id(), EventType.EXPIRED, LeaseState.ACTIVE.wireName(),
                 LeaseState.EXPIRED.wireName(), lease.fencingToken(), now, principal, caller.requestId(),
                 caller.traceId(), Map.of("expiresAt", lease.expiresAt())));
+        Expirations.afterCommit(expiredByAcquire, 1);
     }
 
     /** Locks the lease's key and checks, in this order: it exists in the tenant, the caller owns it, the token is its own. */

@@ -156,6 +156,19 @@ class LeaseStore {
             LIMIT :limit
             """.formatted(COLUMNS);
 
+    /**
+     * The leases marked active: still within their TTL, past it but not yet swept, and how long ago the
+     * oldest unswept one expired (the sweeper's lag), all by the database's clock. One scan of the
+     * active rows; run at a bounded rate, never per scrape.
+     */
+    private static final String ACTIVE_COUNTS = """
+            SELECT count(*) FILTER (WHERE expires_at > lease_now()) AS active,
+                   count(*) FILTER (WHERE expires_at <= lease_now()) AS unswept,
+                   coalesce(extract(epoch FROM lease_now() - min(expires_at) FILTER (WHERE expires_at <= lease_now())), 0)
+                       AS lag_seconds
+            FROM lease WHERE state = 'active'
+            """;
+
     private static final TypeReference<Map<String, Object>> JSON_OBJECT = new TypeReference<>() {
     };
 
@@ -231,6 +244,11 @@ class LeaseStore {
     /** True when the lease was active and due at {@code now} and is now recorded as expired. */
     boolean expire(UUID leaseId, Instant now) {
         return jdbc.sql(EXPIRE).param("leaseId", leaseId).param("now", utc(now)).update() == 1;
+    }
+
+    ActiveCounts activeCounts() {
+        return jdbc.sql(ACTIVE_COUNTS).query((rs, n) -> new ActiveCounts(rs.getLong("active"), rs.getLong("unswept"),
+                rs.getDouble("lag_seconds"))).single();
     }
 
     List<Long> lockDueKeys(int batchSize) {

@@ -2,7 +2,12 @@ package io.leasekeeper.sweeper;
 
 import io.leasekeeper.config.Housekeeping;
 import io.leasekeeper.config.LeasekeeperProperties;
+import io.leasekeeper.lease.Expirations;
 import io.leasekeeper.lease.LeaseOperations;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.stereotype.Component;
@@ -22,15 +27,25 @@ public class LeaseSweeper {
 
     private final LeaseOperations operations;
     private final int batchSize;
+    private final Counter expired;
+    private final Timer batches;
 
-    LeaseSweeper(LeaseOperations operations, LeasekeeperProperties properties) {
+    LeaseSweeper(LeaseOperations operations, LeasekeeperProperties properties, MeterRegistry registry) {
         this.operations = operations;
         this.batchSize = properties.sweeper().batchSize();
+        this.expired = Expirations.counter(registry, "sweeper");
+        this.batches = Timer.builder("leasekeeper.sweeper.batch").description("One sweeper batch, one transaction")
+                .publishPercentileHistogram().minimumExpectedValue(Duration.ofMillis(1))
+                .maximumExpectedValue(Duration.ofSeconds(10)).register(registry);
     }
 
-    /** One batch, one transaction: returns how many leases it expired. */
+    /** One batch, one transaction: returns how many leases it expired (counted once it has committed). */
     public int sweepOnce() {
-        return operations.expireDue(batchSize);
+        long start = System.nanoTime();
+        int count = operations.expireDue(batchSize);
+        batches.record(Duration.ofNanos(System.nanoTime() - start));
+        expired.increment(count);
+        return count;
     }
 
     /** Batches until one comes back short (nothing more is due) or the run's bound is reached. */

@@ -7,13 +7,21 @@ import io.leasekeeper.support.IntegrationTest;
 import io.leasekeeper.support.Scrape;
 import java.net.URI;
 import java.net.http.HttpRequest;
+import io.leasekeeper.sweeper.LeaseSweeper;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
 import tools.jackson.databind.json.JsonMapper;
 
 /** The service's meters as Prometheus scrapes them from the management port, moved by real requests. */
 class MetricsTest extends IntegrationTest {
 
     private static final String TIMER = "leasekeeper_operation_seconds_count";
+
+    @Autowired
+    LeaseGauges gauges;
+
+    @Autowired
+    LeaseSweeper sweeper;
 
     @Test
     void operationsAreTimedByOutcomeAndTheirConsequencesCounted() {
@@ -56,6 +64,36 @@ class MetricsTest extends IntegrationTest {
         // What Spring Boot provides beside them: the pool and the HTTP server.
         assertThat(after.matching("hikaricp_connections_active")).isNotEmpty();
         assertThat(after.matching("http_server_requests_seconds_count")).isNotEmpty();
+    }
+
+    @Test
+    void expiriesAreCountedByCauseAndTheGaugesShowTheUnsweptLeasesAndTheSweepersLag() {
+        String lazily = acquire(writer("alice"), "lapsed", "job", "h", 30).body().get("leaseId").asString();
+        String swept = acquire(writer("alice"), "swept", "job", "h", 30).body().get("leaseId").asString();
+        acquire(writer("alice"), "still-active", "job", "h", 30);
+        // The sweeper is off in tests: both leases stay marked active past their (backdated) expiry.
+        jdbc.sql("UPDATE lease SET expires_at = lease_now() - interval '90 seconds' WHERE id IN (CAST(:a AS uuid), CAST(:b AS uuid))")
+                .param("a", lazily).param("b", swept).update();
+        gauges.refresh();
+        Scrape before = Scrape.of(managementPort);
+        assertThat(before.sum("leasekeeper_leases_unswept")).isGreaterThanOrEqualTo(2);
+        assertThat(before.sum("leasekeeper_leases_active")).isGreaterThanOrEqualTo(1);
+        assertThat(before.sum("leasekeeper_sweeper_lag_seconds")).isGreaterThanOrEqualTo(90);
+
+        // An acquire finds the key's lease past its TTL and records the expiry itself; then the sweeper.
+        assertThat(acquire(writer("bob"), "lapsed", "job", "h", 30).status()).isEqualTo(201);
+        assertThat(sweeper.sweepOnce()).isGreaterThanOrEqualTo(1);
+        assertThat(api.get("/v1/leases/" + swept, writer("alice")).body().get("state").asString()).isEqualTo("expired");
+        gauges.refresh();
+
+        Scrape after = Scrape.of(managementPort);
+        assertThat(delta(before, after, "leasekeeper_expirations_total", "cause", "acquire")).isEqualTo(1);
+        assertThat(delta(before, after, "leasekeeper_expirations_total", "cause", "sweeper")).isGreaterThanOrEqualTo(1);
+        assertThat(delta(before, after, "leasekeeper_sweeper_batch_seconds_count")).isEqualTo(1);
+        assertThat(after.matching("leasekeeper_sweeper_batch_seconds_bucket")).isNotEmpty();
+        // Nothing is due any more: nothing unswept, no lag.
+        assertThat(after.sum("leasekeeper_leases_unswept")).isZero();
+        assertThat(after.sum("leasekeeper_sweeper_lag_seconds")).isZero();
     }
 
     private static double delta(Scrape before, Scrape after, String name, String... labels) {
