@@ -7,6 +7,8 @@ import java.util.regex.Pattern;
 public final class IdempotencyKeys {
 
     public static final String HEADER = "Idempotency-Key";
+    /** Set to {@code true} on an answer replayed from a request's first answer. */
+    public static final String REPLAYED_HEADER = "Idempotent-Replayed";
     private static final Pattern KEY = Pattern.compile("\"?([\\x21\\x23-\\x7E]{1,255})\"?");
 
     private IdempotencyKeys() {

@@ -27,7 +27,6 @@ import tools.jackson.databind.json.JsonMapper;
 class IdempotentCalls {
 
     static final String HEADER = IdempotencyKeys.HEADER;
-    static final String REPLAYED = "Idempotent-Replayed";
 
     private final IdempotencyStore store;
     private final LeaseStore leases;
@@ -73,7 +72,7 @@ class IdempotentCalls {
         UUID leaseId = done.leaseId();
         LeaseStore.AtTime now = leases.byId(leaseId, caller.tenant())
                 .orElseThrow(() -> new IllegalStateException("idempotency record names a missing lease"));
-        var builder = ResponseEntity.status(done.status()).header(REPLAYED, "true");
+        var builder = ResponseEntity.status(done.status()).header(IdempotencyKeys.REPLAYED_HEADER, "true");
         if (done.status() == 201) {
             builder.header("Location", "/v1/leases/" + leaseId);
         }

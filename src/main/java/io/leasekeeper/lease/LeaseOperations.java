@@ -6,12 +6,12 @@ import io.leasekeeper.audit.NewEvent;
 import io.leasekeeper.security.Caller;
 import io.leasekeeper.web.ApiException;
 import io.leasekeeper.web.ErrorCode;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.MeterRegistry;
 import org.springframework.stereotype.Component;
 import org.springframework.transaction.annotation.Transactional;
 

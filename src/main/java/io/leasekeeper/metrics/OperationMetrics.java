@@ -1,7 +1,10 @@
 package io.leasekeeper.metrics;
 
+import io.leasekeeper.idempotency.IdempotencyKeys;
+import io.leasekeeper.web.ErrorCode;
 import io.leasekeeper.web.Problems;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import jakarta.servlet.FilterChain;
@@ -24,6 +27,7 @@ import org.springframework.web.filter.OncePerRequestFilter;
 final class OperationMetrics extends OncePerRequestFilter {
 
     static final String TIMER = "leasekeeper.operation";
+    private static final String OK = "OK";
     private static final String UUID = "[0-9a-fA-F-]{1,64}";
     private static final Duration[] BUCKETS = {
             Duration.ofMillis(1), Duration.ofMillis(2), Duration.ofMillis(5), Duration.ofMillis(10),
@@ -43,12 +47,22 @@ final class OperationMetrics extends OncePerRequestFilter {
             new Route("GET", Pattern.compile("/v1/leases/" + UUID), "inspect"),
             new Route("GET", Pattern.compile("/v1/leases/?"), "list"));
 
-    private final MeterRegistry registry;
+    private final Meter.MeterProvider<Timer> timers;
+    private final Meter.MeterProvider<Counter> mismatches;
+    private final Meter.MeterProvider<Counter> replays;
     private final Counter contended;
     private final Counter revocations;
 
     OperationMetrics(MeterRegistry registry) {
-        this.registry = registry;
+        this.timers = Timer.builder(TIMER)
+                .description("Lease operations, by operation and outcome (OK or the contract's code)")
+                .serviceLevelObjectives(BUCKETS).withRegistry(registry);
+        this.mismatches = Counter.builder("leasekeeper.fencing.mismatches")
+                .description("Renewals and releases refused because the fencing token did not match")
+                .withRegistry(registry);
+        this.replays = Counter.builder("leasekeeper.idempotent.replays")
+                .description("Retried requests answered from their first answer (Idempotency-Key)")
+                .withRegistry(registry);
         this.contended = Counter.builder("leasekeeper.acquire.contended")
                 .description("Acquires answered LEASE_HELD: the key was held by another holder").register(registry);
         this.revocations = Counter.builder("leasekeeper.revocations")
@@ -72,25 +86,18 @@ final class OperationMetrics extends OncePerRequestFilter {
     }
 
     private void record(String operation, String outcome, HttpServletResponse response, long nanos) {
-        Timer.builder(TIMER).description("Lease operations, by operation and outcome (OK or the contract's code)")
-                .tag("operation", operation).tag("outcome", outcome)
-                .serviceLevelObjectives(BUCKETS)
-                .register(registry).record(Duration.ofNanos(nanos));
-        if (operation.equals("acquire") && outcome.equals("LEASE_HELD")) {
+        timers.withTags("operation", operation, "outcome", outcome).record(Duration.ofNanos(nanos));
+        if (operation.equals("acquire") && outcome.equals(ErrorCode.LEASE_HELD.name())) {
             contended.increment();
         }
-        if (operation.equals("revoke") && outcome.equals("OK")) {
+        if (operation.equals("revoke") && outcome.equals(OK)) {
             revocations.increment();
         }
-        if (outcome.equals("FENCING_TOKEN_MISMATCH")) {
-            Counter.builder("leasekeeper.fencing.mismatches")
-                    .description("Renewals and releases refused because the fencing token did not match")
-                    .tag("operation", operation).register(registry).increment();
+        if (outcome.equals(ErrorCode.FENCING_TOKEN_MISMATCH.name())) {
+            mismatches.withTags("operation", operation).increment();
         }
-        if ("true".equals(response.getHeader("Idempotent-Replayed"))) {
-            Counter.builder("leasekeeper.idempotent.replays")
-                    .description("Retried requests answered from their first answer (Idempotency-Key)")
-                    .tag("operation", operation).register(registry).increment();
+        if ("true".equals(response.getHeader(IdempotencyKeys.REPLAYED_HEADER))) {
+            replays.withTags("operation", operation).increment();
         }
     }
 
@@ -109,6 +116,6 @@ final class OperationMetrics extends OncePerRequestFilter {
         if (code != null) {
             return code.toString();
         }
-        return response.getStatus() < 400 ? "OK" : "ERROR";
+        return response.getStatus() < 400 ? OK : "ERROR";
     }
 }

@@ -49,6 +49,7 @@ class MultiInstanceHarnessIT {
                 "--spring.security.oauth2.resourceserver.jwt.public-key-location=" + TestTokens.publicKeyLocation(),
                 "--leasekeeper.sweeper.interval=200ms");
         String pgRestart = System.getenv("LEASEKEEPER_TEST_PG_RESTART");
+        boolean restartsPostgres = pgRestart != null && !pgRestart.isBlank();
         Duration duration = Duration.parse("PT" + System.getProperty("harness.duration", "0s").toUpperCase());
         int rounds = Integer.getInteger("harness.rounds", 2);
         long began = System.nanoTime();
@@ -75,8 +76,8 @@ class MultiInstanceHarnessIT {
 
             for (int round = 1; round <= rounds || System.nanoTime() - start < duration.toNanos(); round++) {
                 // kill -9 (SIGKILL: no shutdown, in-flight transactions die with their connections) and restart.
-                ServiceProcess victim = instances.get((round - 1) % 3);
                 int index = (round - 1) % 3;
+                ServiceProcess victim = instances.get(index);
                 fault("kill -9 and restart of instance " + index + " #" + round, false, () -> {
                     victim.kill();
                     victim.start();
@@ -95,7 +96,7 @@ class MultiInstanceHarnessIT {
                     progress(GAP);
                     proxy.dropResponses(false);
                 });
-                if (pgRestart != null && !pgRestart.isBlank()) {
+                if (restartsPostgres) {
                     fault("PostgreSQL restart (pg_ctl restart -m fast) #" + round, true, () -> {
                         Process restart = new ProcessBuilder("sh", "-c", pgRestart).redirectErrorStream(true)
                                 .redirectOutput(ProcessBuilder.Redirect.appendTo(new File("target/harness/pg-restart.log")))
@@ -118,7 +119,7 @@ class MultiInstanceHarnessIT {
             assertThat(violations).isEmpty();
             assertThat(windows).extracting(FaultWindow::name).anyMatch(n -> n.startsWith("kill -9"))
                     .anyMatch(n -> n.startsWith("pg_terminate_backend")).anyMatch(n -> n.startsWith("answers of"));
-            if (pgRestart != null && !pgRestart.isBlank()) {
+            if (restartsPostgres) {
                 assertThat(windows).extracting(FaultWindow::name).anyMatch(n -> n.startsWith("PostgreSQL restart"));
             }
             assertThat(summary.count("paused past TTL")).isPositive();
