@@ -16,7 +16,8 @@ public record LeasekeeperProperties(
         @DefaultValue Sweeper sweeper,
         @DefaultValue Security security,
         @DefaultValue Idempotency idempotency,
-        @DefaultValue Audit audit) {
+        @DefaultValue Audit audit,
+        @DefaultValue Metrics metrics) {
 
     public LeasekeeperProperties {
         // Events of a lease that may still be active must survive, or its history would lose its ACQUIRED.
@@ -106,6 +107,24 @@ public record LeasekeeperProperties(
             requireWholeSeconds("leasekeeper.audit.retention", retention);
             require(!cleanupInterval.isNegative() && !cleanupInterval.isZero(),
                     "leasekeeper.audit.cleanup-interval must be positive");
+        }
+    }
+
+    /**
+     * The service's own meters. {@code gaugeRefresh} is how often the lease gauges are read from the
+     * database (a scrape never queries it). {@code tenantTag} adds a {@code tenant} tag to the operation
+     * timers, for at most {@code maxTenants} distinct tenants; later tenants share the value {@code other},
+     * so a tenant-per-customer deployment cannot grow the series without bound.
+     */
+    public record Metrics(
+            @DefaultValue("10s") Duration gaugeRefresh,
+            @DefaultValue("false") boolean tenantTag,
+            @DefaultValue("100") int maxTenants) {
+
+        public Metrics {
+            require(!gaugeRefresh.isNegative() && !gaugeRefresh.isZero(),
+                    "leasekeeper.metrics.gauge-refresh must be positive");
+            require(maxTenants >= 1 && maxTenants <= 10_000, "leasekeeper.metrics.max-tenants must be within 1..10000");
         }
     }
 

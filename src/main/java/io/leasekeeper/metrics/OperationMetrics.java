@@ -1,6 +1,8 @@
 package io.leasekeeper.metrics;
 
+import io.leasekeeper.config.LeasekeeperProperties;
 import io.leasekeeper.idempotency.IdempotencyKeys;
+import io.leasekeeper.security.TenantAttribute;
 import io.leasekeeper.web.ErrorCode;
 import io.leasekeeper.web.Problems;
 import io.micrometer.core.instrument.Counter;
@@ -14,6 +16,8 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 import org.springframework.web.filter.OncePerRequestFilter;
 
@@ -22,12 +26,15 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * outcome: {@code OK} or the contract's error code (a bounded set), whether the answer came from a
  * controller, from security or from the body limit. Derived from the same outcome: acquires answered
  * {@code LEASE_HELD}, idempotent replays, fencing-token mismatches and revocations. No per-key or
- * per-lease tag exists.
+ * per-lease tag exists; a {@code tenant} tag is optional ({@code leasekeeper.metrics.tenant-tag}), capped at
+ * {@code leasekeeper.metrics.max-tenants} distinct values.
  */
 final class OperationMetrics extends OncePerRequestFilter {
 
     static final String TIMER = "leasekeeper.operation";
     private static final String OK = "OK";
+    static final String NO_TENANT = "none";
+    static final String OTHER_TENANTS = "other";
     private static final String UUID = "[0-9a-fA-F-]{1,64}";
     private static final Duration[] BUCKETS = {
             Duration.ofMillis(1), Duration.ofMillis(2), Duration.ofMillis(5), Duration.ofMillis(10),
@@ -52,8 +59,13 @@ final class OperationMetrics extends OncePerRequestFilter {
     private final Meter.MeterProvider<Counter> replays;
     private final Counter contended;
     private final Counter revocations;
+    private final boolean tenantTag;
+    private final int maxTenants;
+    private final Set<String> tenants = ConcurrentHashMap.newKeySet();
 
-    OperationMetrics(MeterRegistry registry) {
+    OperationMetrics(MeterRegistry registry, LeasekeeperProperties.Metrics settings) {
+        this.tenantTag = settings.tenantTag();
+        this.maxTenants = settings.maxTenants();
         this.timers = Timer.builder(TIMER)
                 .description("Lease operations, by operation and outcome (OK or the contract's code)")
                 .serviceLevelObjectives(BUCKETS).withRegistry(registry);
@@ -67,6 +79,9 @@ final class OperationMetrics extends OncePerRequestFilter {
                 .description("Acquires answered LEASE_HELD: the key was held by another holder").register(registry);
         this.revocations = Counter.builder("leasekeeper.revocations")
                 .description("Leases revoked by an admin").register(registry);
+        // At zero from the start, so that a rate over them exists before the first mismatch.
+        mismatches.withTags("operation", "renew");
+        mismatches.withTags("operation", "release");
     }
 
     @Override
@@ -81,12 +96,16 @@ final class OperationMetrics extends OncePerRequestFilter {
         try {
             chain.doFilter(request, response);
         } finally {
-            record(operation, outcomeOf(request, response), response, System.nanoTime() - start);
+            record(operation, outcomeOf(request, response), request, response, System.nanoTime() - start);
         }
     }
 
-    private void record(String operation, String outcome, HttpServletResponse response, long nanos) {
-        timers.withTags("operation", operation, "outcome", outcome).record(Duration.ofNanos(nanos));
+    private void record(String operation, String outcome, HttpServletRequest request, HttpServletResponse response,
+                        long nanos) {
+        Timer timer = tenantTag
+                ? timers.withTags("operation", operation, "outcome", outcome, "tenant", tenantOf(request))
+                : timers.withTags("operation", operation, "outcome", outcome);
+        timer.record(Duration.ofNanos(nanos));
         if (operation.equals("acquire") && outcome.equals(ErrorCode.LEASE_HELD.name())) {
             contended.increment();
         }
@@ -109,6 +128,23 @@ final class OperationMetrics extends OncePerRequestFilter {
             }
         }
         return null;
+    }
+
+    /** The caller's tenant while fewer than the cap have been seen; {@code other} after; {@code none} unauthenticated. */
+    private String tenantOf(HttpServletRequest request) {
+        if (!(request.getAttribute(TenantAttribute.NAME) instanceof String tenant)) {
+            return NO_TENANT;
+        }
+        if (tenants.contains(tenant)) {
+            return tenant;
+        }
+        synchronized (tenants) {
+            if (tenants.size() < maxTenants) {
+                tenants.add(tenant);
+                return tenant;
+            }
+        }
+        return OTHER_TENANTS;
     }
 
     private static String outcomeOf(HttpServletRequest request, HttpServletResponse response) {

@@ -5,6 +5,7 @@ import io.leasekeeper.config.LeasekeeperProperties;
 import io.leasekeeper.lease.Expirations;
 import io.leasekeeper.lease.LeaseOperations;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
@@ -37,6 +38,10 @@ public class LeaseSweeper {
         this.batches = Timer.builder("leasekeeper.sweeper.batch").description("One sweeper batch, one transaction")
                 .publishPercentileHistogram().minimumExpectedValue(Duration.ofMillis(1))
                 .maximumExpectedValue(Duration.ofSeconds(10)).register(registry);
+        // The lag alert compares the lag with a few intervals, whatever the interval is set to.
+        double intervalSeconds = properties.sweeper().interval().toMillis() / 1000.0;
+        Gauge.builder("leasekeeper.sweeper.interval", () -> intervalSeconds).baseUnit("seconds")
+                .description("The sweeper's configured interval (leasekeeper.sweeper.interval)").register(registry);
     }
 
     /** One batch, one transaction: returns how many leases it expired (counted once it has committed). */

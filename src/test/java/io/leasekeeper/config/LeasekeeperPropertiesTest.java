@@ -36,6 +36,9 @@ class LeasekeeperPropertiesTest {
             assertThat(p.sweeper().interval().toMillis()).isEqualTo(1000);
             assertThat(p.sweeper().batchSize()).isEqualTo(500);
             assertThat(p.security().tenantClaim()).isEqualTo("tenant");
+            assertThat(p.metrics().gaugeRefresh().toSeconds()).isEqualTo(10);
+            assertThat(p.metrics().tenantTag()).isFalse();
+            assertThat(p.metrics().maxTenants()).isEqualTo(100);
         });
     }
 
@@ -50,7 +53,9 @@ class LeasekeeperPropertiesTest {
             "leasekeeper.sweeper.batch-size=0",
             "leasekeeper.security.tenant-claim= ",
             "leasekeeper.audit.retention=1d",
-            "leasekeeper.idempotency.retention=0s"})
+            "leasekeeper.idempotency.retention=0s",
+            "leasekeeper.metrics.gauge-refresh=0s",
+            "leasekeeper.metrics.max-tenants=0"})
     void invalidSettingsFailStartUpNamingTheSetting(String setting) {
         runner.withPropertyValues(setting).run(context -> {
             assertThat(context).hasFailed();
