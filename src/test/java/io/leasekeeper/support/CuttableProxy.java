@@ -7,8 +7,10 @@ import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.URI;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import org.springframework.test.context.DynamicPropertyRegistry;
 
 /**
  * A TCP proxy on loopback in front of PostgreSQL that a test can cut (every open connection closed,
@@ -34,6 +36,21 @@ public final class CuttableProxy implements AutoCloseable {
             throw new UncheckedIOException(e);
         }
         Thread.ofVirtual().name("proxy-accept").start(this::acceptLoop);
+    }
+
+    /**
+     * A proxy in front of the test database, and the service's datasource pointed through it, for a
+     * Spring test's {@code @DynamicPropertySource}.
+     */
+    public static CuttableProxy inFrontOfTheTestDatabase(DynamicPropertyRegistry registry) {
+        TestDatabase.Connection db = TestDatabase.connection();
+        URI target = URI.create(db.url().substring("jdbc:".length()));
+        CuttableProxy proxy = new CuttableProxy(target.getHost(), target.getPort());
+        String viaProxy = db.url().replaceFirst("//[^/]+/", "//127.0.0.1:" + proxy.port() + "/");
+        registry.add("spring.datasource.url", () -> viaProxy);
+        registry.add("spring.datasource.username", db::username);
+        registry.add("spring.datasource.password", db::password);
+        return proxy;
     }
 
     public int port() {

@@ -5,9 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.leasekeeper.support.Api;
 import io.leasekeeper.support.CuttableProxy;
-import io.leasekeeper.support.TestDatabase;
 import io.leasekeeper.support.TestTokens;
-import java.net.URI;
 import java.time.Duration;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
@@ -35,13 +33,7 @@ class DatabaseOutageTest {
 
     @DynamicPropertySource
     static void throughTheProxy(DynamicPropertyRegistry registry) {
-        TestDatabase.Connection db = TestDatabase.connection();
-        URI target = URI.create(db.url().substring("jdbc:".length()));
-        proxy = new CuttableProxy(target.getHost(), target.getPort());
-        String viaProxy = db.url().replaceFirst("//[^/]+/", "//127.0.0.1:" + proxy.port() + "/");
-        registry.add("spring.datasource.url", () -> viaProxy);
-        registry.add("spring.datasource.username", db::username);
-        registry.add("spring.datasource.password", db::password);
+        proxy = CuttableProxy.inFrontOfTheTestDatabase(registry);
         registry.add("spring.security.oauth2.resourceserver.jwt.public-key-location", TestTokens::publicKeyLocation);
     }
 
