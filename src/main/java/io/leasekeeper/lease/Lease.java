@@ -2,7 +2,6 @@ package io.leasekeeper.lease;
 
 import io.leasekeeper.target.LeaseKey;
 import java.time.Instant;
-import java.util.Map;
 import java.util.UUID;
 
 /**
@@ -28,7 +27,7 @@ record Lease(
         int maxLifetimeSeconds,
         String jobId,
         String traceId,
-        Map<String, Object> metadata) {
+        Metadata metadata) {
 
     static final String EXPIRED_REASON = "expired";
 

@@ -57,9 +57,10 @@ public class LeaseOperations {
         if (active != null) {
             expire(active, now, ACQUIRE_EXPIRY, caller);
         }
+        // A lease names the trace it was taken in: the client's traceId, else the request's own trace.
+        String traceId = command.traceId() != null ? command.traceId() : caller.traceId();
         Lease granted = store.insertActive(keyId, command.key(), caller.subject(), command.holder(), now,
-                command.ttlSeconds(), command.maxLifetimeSeconds(), command.jobId(), command.traceId(),
-                command.metadata());
+                command.ttlSeconds(), command.maxLifetimeSeconds(), command.jobId(), traceId, command.metadata());
         record(granted, EventType.ACQUIRED, null, now, caller, caller.subject(),
                 Map.of("expiresAt", granted.expiresAt(), "ttlSeconds", granted.ttlSeconds()));
         return new AcquireResult.Granted(granted, now);

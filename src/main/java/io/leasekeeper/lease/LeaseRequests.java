@@ -22,7 +22,7 @@ class LeaseRequests {
 
     record AcquireRequest(String program, TargetBody target, String actor, String operation, String holder,
                           Integer ttlSeconds, Integer maxLifetimeSeconds, String jobId, String traceId,
-                          Map<String, Object> metadata) {
+                          Metadata metadata) {
     }
 
     record RenewRequest(Long fencingToken, Integer ttlSeconds) {
@@ -69,11 +69,11 @@ class LeaseRequests {
         }
         String jobId = printable(errors, "jobId", r.jobId(), 128, false);
         String traceId = printable(errors, "traceId", r.traceId(), 128, false);
-        Map<String, Object> metadata = r.metadata() == null ? Map.of() : r.metadata();
-        String metadataProblem = metadataProblem(metadata, 1);
+        Metadata metadata = r.metadata() == null ? Metadata.EMPTY : r.metadata();
+        String metadataProblem = metadataProblem(metadata.values(), 1);
         if (metadataProblem != null) {
             errors.reject("metadata", metadataProblem);
-        } else if (json.writeValueAsString(metadata).getBytes(StandardCharsets.UTF_8).length
+        } else if (json.writeValueAsString(metadata.values()).getBytes(StandardCharsets.UTF_8).length
                 > limits.metadataMaxSize().toBytes()) {
             errors.reject("metadata", "must be at most " + limits.metadataMaxSize().toBytes() + " bytes of JSON");
         }

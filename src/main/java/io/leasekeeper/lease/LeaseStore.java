@@ -213,7 +213,7 @@ class LeaseStore {
     }
 
     Lease insertActive(long keyId, LeaseKey key, String owner, String holder, Instant now, int ttlSeconds,
-                       int maxLifetimeSeconds, String jobId, String traceId, Map<String, Object> metadata) {
+                       int maxLifetimeSeconds, String jobId, String traceId, Metadata metadata) {
         return jdbc.sql(INSERT_ACTIVE)
                 .param("keyId", keyId)
                 .param("tenant", key.tenant())
@@ -224,7 +224,7 @@ class LeaseStore {
                 .param("maxLifetime", maxLifetimeSeconds)
                 .param("jobId", jobId)
                 .param("traceId", traceId)
-                .param("metadata", json.writeValueAsString(metadata))
+                .param("metadata", json.writeValueAsString(metadata.values()))
                 .query(this::lease).single();
     }
 
@@ -325,7 +325,7 @@ class LeaseStore {
                 rs.getInt("max_lifetime_seconds"),
                 rs.getString("job_id"),
                 rs.getString("trace_id"),
-                json.readValue(rs.getString("metadata"), JSON_OBJECT));
+                new Metadata(json.readValue(rs.getString("metadata"), JSON_OBJECT)));
     }
 
     private static Instant instant(ResultSet rs, String column) throws SQLException {

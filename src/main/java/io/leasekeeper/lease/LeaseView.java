@@ -1,7 +1,6 @@
 package io.leasekeeper.lease;
 
 import java.time.Instant;
-import java.util.Map;
 import java.util.UUID;
 
 /** The contract's lease representation: the effective state at {@code serverTime}, PostgreSQL's clock. */
@@ -29,7 +28,7 @@ record LeaseView(
         Instant serverTime,
         String jobId,
         String traceId,
-        Map<String, Object> metadata) {
+        Metadata metadata) {
 
     record TargetView(String type, String value) {
     }

@@ -18,7 +18,7 @@ class MetricsConfig {
     FilterRegistrationBean<OperationMetrics> operationMetrics(MeterRegistry registry, LeasekeeperProperties properties) {
         FilterRegistrationBean<OperationMetrics> registration =
                 new FilterRegistrationBean<>(new OperationMetrics(registry, properties.metrics()));
-        registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 1);
+        registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 3);
         return registration;
     }
 }

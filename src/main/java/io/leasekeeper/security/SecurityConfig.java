@@ -7,6 +7,7 @@ import io.leasekeeper.web.BodyLimit;
 import io.leasekeeper.web.ErrorCode;
 import io.leasekeeper.web.Problems;
 import io.leasekeeper.web.TraceIds;
+import io.micrometer.tracing.Tracer;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -124,11 +125,14 @@ class SecurityConfig implements WebMvcConfigurer {
                 "The request URL is not acceptable.");
     }
 
-    /** Trace ids before anything else runs, security included. */
+    /**
+     * Trace ids right inside Spring MVC's observation filter (HIGHEST_PRECEDENCE + 1), which starts the
+     * request's span, and before anything else runs, security included.
+     */
     @Bean
-    FilterRegistrationBean<TraceIds> traceIds() {
-        FilterRegistrationBean<TraceIds> registration = new FilterRegistrationBean<>(new TraceIds());
-        registration.setOrder(Ordered.HIGHEST_PRECEDENCE);
+    FilterRegistrationBean<TraceIds> traceIds(Tracer tracer) {
+        FilterRegistrationBean<TraceIds> registration = new FilterRegistrationBean<>(new TraceIds(tracer));
+        registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 2);
         return registration;
     }
 
@@ -136,7 +140,7 @@ class SecurityConfig implements WebMvcConfigurer {
     @Bean
     FilterRegistrationBean<BodyLimit> bodyLimit(JsonMapper json) {
         FilterRegistrationBean<BodyLimit> registration = new FilterRegistrationBean<>(new BodyLimit(json));
-        registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 2); // inside the operation metrics (+1)
+        registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 4); // inside the operation metrics (+3)
         return registration;
     }
 

@@ -5,9 +5,11 @@ import static org.awaitility.Awaitility.await;
 
 import io.leasekeeper.support.Api;
 import io.leasekeeper.support.CuttableProxy;
+import io.leasekeeper.support.ServiceProcess;
 import io.leasekeeper.support.TestDatabase;
 import io.leasekeeper.support.TestTokens;
 import java.io.File;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -56,7 +58,8 @@ class MultiInstanceHarnessIT {
         CuttableProxy dropper = null;
         try {
             for (int i = 0; i < 3; i++) {
-                ServiceProcess instance = new ServiceProcess(ServiceProcess.builtJar(), i, arguments);
+                ServiceProcess instance = ServiceProcess.ofJar(ServiceProcess.builtJar(),
+                        Path.of("target", "harness", "instance-" + i + ".log"), arguments);
                 instance.start();
                 instances.add(instance);
             }

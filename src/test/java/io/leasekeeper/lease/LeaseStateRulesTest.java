@@ -6,7 +6,6 @@ import io.leasekeeper.target.LeaseKey;
 import io.leasekeeper.target.Target;
 import io.leasekeeper.target.TargetType;
 import java.time.Instant;
-import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -43,6 +42,6 @@ class LeaseStateRulesTest {
         LeaseKey key = new LeaseKey("acme", "default", new Target(TargetType.OPAQUE, "x"), "a", null);
         return new Lease(UUID.randomUUID(), key, "o", "h", 1, stored, EXPIRES.minusSeconds(30), null, EXPIRES,
                 EXPIRES.plusSeconds(3600), stored == LeaseState.ACTIVE ? null : EXPIRES.minusSeconds(1),
-                stored == LeaseState.ACTIVE ? null : "x", 30, 86400, null, null, Map.of());
+                stored == LeaseState.ACTIVE ? null : "x", 30, 86400, null, null, Metadata.EMPTY);
     }
 }

@@ -232,7 +232,7 @@ class PrometheusTest {
         List<List<JsonNode>> found = new ArrayList<>();
         await().atMost(PATIENCE).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
             List<JsonNode> series = server.query(promql);
-            assertThat(series).as(promql).isNotEmpty();
+            assertThat(series).as(() -> promql + "\n" + server.scrapeHealth()).isNotEmpty();
             found.add(series);
         });
         return found.getLast();

@@ -91,6 +91,15 @@ public final class PrometheusServer implements AutoCloseable {
         return response.body().get("data");
     }
 
+    /** The scrape target's health and last error, for failure messages. */
+    public String scrapeHealth() {
+        JsonNode targets = data("/api/v1/targets").get("activeTargets");
+        StringBuilder health = new StringBuilder();
+        targets.forEach(t -> health.append(t.path("scrapeUrl").asString()).append(": ")
+                .append(t.path("health").asString()).append(' ').append(t.path("lastError").asString()).append('\n'));
+        return health.toString();
+    }
+
     public String log() {
         try {
             return Files.readString(dir.resolve("prometheus.log"));
