@@ -20,6 +20,7 @@ import java.util.List;
 public final class ServiceProcess implements AutoCloseable {
 
     private final List<String> launch;
+    private final Path directory;
     private final List<String> arguments;
     private final Path log;
     private final Path stderr;
@@ -27,8 +28,9 @@ public final class ServiceProcess implements AutoCloseable {
     private final int managementPort;
     private Process process;
 
-    private ServiceProcess(List<String> launch, Path log, List<String> arguments) {
+    private ServiceProcess(List<String> launch, Path directory, Path log, List<String> arguments) {
         this.launch = launch;
+        this.directory = directory;
         this.port = freePort();
         this.managementPort = freePort();
         this.arguments = arguments;
@@ -38,13 +40,18 @@ public final class ServiceProcess implements AutoCloseable {
 
     /** The packaged service: {@code java -jar} on the built jar, as it is deployed. */
     public static ServiceProcess ofJar(Path jar, Path log, List<String> arguments) {
-        return new ServiceProcess(List.of(java(), "-Xmx384m", "-jar", jar.toString()), log, arguments);
+        return new ServiceProcess(List.of(java(), "-Xmx384m", "-jar", jar.toString()), null, log, arguments);
+    }
+
+    /** Any launch command, run in that directory; the ports and the arguments are appended to it. */
+    public static ServiceProcess ofCommand(List<String> launch, Path directory, Path log, List<String> arguments) {
+        return new ServiceProcess(launch, directory, log, arguments);
     }
 
     /** The service's main class on this JVM's classpath: no packaging needed, so plain {@code ./mvnw test} runs it. */
     public static ServiceProcess ofTestClasspath(Path log, List<String> arguments) {
         return new ServiceProcess(List.of(java(), "-Xmx384m", "-cp", System.getProperty("java.class.path"),
-                "io.leasekeeper.LeasekeeperApplication"), log, arguments);
+                "io.leasekeeper.LeasekeeperApplication"), null, log, arguments);
     }
 
     public int port() {
@@ -68,15 +75,16 @@ public final class ServiceProcess implements AutoCloseable {
             command.add("--server.port=" + port);
             command.add("--management.server.port=" + managementPort);
             command.addAll(arguments);
-            process = new ProcessBuilder(command)
+            process = new ProcessBuilder(command).directory(directory == null ? null : directory.toFile())
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
                     .redirectError(ProcessBuilder.Redirect.appendTo(stderr.toFile())).start();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
         Api api = new Api(managementPort);
-        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(250)).ignoreExceptions()
-                .until(() -> {
+        // Connection refused until it listens; an exited process fails at once.
+        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(250))
+                .ignoreException(UncheckedIOException.class).until(() -> {
                     if (!process.isAlive()) {
                         throw new IllegalStateException("the service exited; see " + log + " and " + stderr);
                     }
@@ -108,7 +116,8 @@ public final class ServiceProcess implements AutoCloseable {
         return jars[0].toPath().toAbsolutePath();
     }
 
-    private static String java() {
+    /** The java launcher of the JDK running the tests. */
+    public static String java() {
         return Path.of(System.getProperty("java.home"), "bin", "java").toString();
     }
 
