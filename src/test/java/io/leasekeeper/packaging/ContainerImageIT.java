@@ -66,7 +66,7 @@ class ContainerImageIT {
                 .containsExactly("dependencies", "spring-boot-loader", "snapshot-dependencies", "application");
         for (Dockerfile.CopyFrom copy : copies) {
             assertThat(copy.target()).isEqualTo("./");
-            copyTree(buildDir.resolve(Path.of(buildWorkdir).relativize(Path.of(copy.source()))), appDir);
+            Trees.copy(buildDir.resolve(Path.of(buildWorkdir).relativize(Path.of(copy.source()))), appDir);
         }
 
         // A non-root numeric user, and the ports the service really listens on by default.
@@ -123,19 +123,6 @@ class ContainerImageIT {
         try (Stream<Path> all = Files.walk(dir)) {
             for (Path p : all.toList()) {
                 Files.setPosixFilePermissions(p, PosixFilePermissions.fromString(Files.isDirectory(p) ? directories : files));
-            }
-        }
-    }
-
-    private static void copyTree(Path from, Path to) throws IOException {
-        try (Stream<Path> files = Files.walk(from)) {
-            for (Path source : files.toList()) {
-                Path target = to.resolve(from.relativize(source).toString());
-                if (Files.isDirectory(source)) {
-                    Files.createDirectories(target);
-                } else {
-                    Files.copy(source, target);
-                }
             }
         }
     }

@@ -1,0 +1,366 @@
+package io.leasekeeper.packaging;
+
+import static io.leasekeeper.packaging.RenderedChart.ALL_OPTIONS;
+import static io.leasekeeper.packaging.RenderedChart.CHART;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.marcnuri.helm.Helm;
+import com.marcnuri.helm.LintResult;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ContainerPort;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.HTTPGetAction;
+import io.fabric8.kubernetes.api.model.PodSecurityContext;
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.SecurityContext;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.ServiceAccount;
+import io.fabric8.kubernetes.api.model.ServicePort;
+import io.fabric8.kubernetes.api.model.TopologySpreadConstraint;
+import io.fabric8.kubernetes.api.model.Volume;
+import io.fabric8.kubernetes.api.model.VolumeMount;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import io.leasekeeper.config.LeasekeeperProperties;
+import io.leasekeeper.support.IntegrationTest;
+import java.io.IOException;
+import java.lang.reflect.RecordComponent;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.springframework.beans.factory.config.YamlPropertiesFactoryBean;
+import org.springframework.beans.factory.config.YamlMapFactoryBean;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
+import org.springframework.core.io.ByteArrayResource;
+import org.springframework.core.io.FileSystemResource;
+import org.springframework.core.io.Resource;
+
+/**
+ * The Helm chart without a cluster: Helm itself lints and renders it (with its defaults and with every
+ * option on), and the manifests, read back as typed Kubernetes objects, are checked against what the
+ * service really is: the probes and the metrics path are asked of the running service on its
+ * management port, the settings are bound to the service's own {@link LeasekeeperProperties}, the user
+ * is the Dockerfile's, and the shipped dashboard and rules are the repository's files byte for byte.
+ */
+class HelmChartTest extends IntegrationTest {
+
+    private static final Path DASHBOARD = CHART.resolve("files/leasekeeper-dashboard.json");
+    private static final Path RULES = CHART.resolve("files/leasekeeper-alerts.yml");
+
+    @Test
+    void helmLintPassesStrictlyWithTheDefaultValuesAndWithEveryOptionOn(@TempDir Path copy) throws IOException {
+        LintResult defaults = new Helm(CHART).lint().strict().call();
+        assertThat(defaults.isFailed()).as(defaults.getMessages().toString()).isFalse();
+
+        // helm lint takes no values file: lint a copy of the chart whose values.yaml has every option on.
+        Trees.copy(CHART, copy);
+        Map<String, Object> merged = deepMerge(yaml(new FileSystemResource(CHART.resolve("values.yaml"))),
+                yaml(new FileSystemResource(ALL_OPTIONS)));
+        Files.writeString(copy.resolve("values.yaml"), new org.yaml.snakeyaml.Yaml().dump(merged));
+        LintResult everyOption = new Helm(copy).lint().strict().call();
+        assertThat(everyOption.isFailed()).as(everyOption.getMessages().toString()).isFalse();
+    }
+
+    @Test
+    void byDefaultThreeReplicasRollOneAtATimeSpreadOverZonesAndNodesWithAtMostOneDisrupted() {
+        RenderedChart chart = RenderedChart.withDefaults();
+        assertThat(chart.kinds()).containsExactlyInAnyOrder(
+                "ServiceAccount", "ConfigMap", "Service", "Deployment", "PodDisruptionBudget");
+        Deployment deployment = chart.one(Deployment.class);
+        Map<String, String> podLabels = deployment.getSpec().getTemplate().getMetadata().getLabels();
+        assertThat(deployment.getSpec().getReplicas()).isEqualTo(3);
+        assertThat(deployment.getSpec().getSelector().getMatchLabels()).isEqualTo(podLabels);
+        assertThat(deployment.getSpec().getStrategy().getType()).isEqualTo("RollingUpdate");
+        assertThat(deployment.getSpec().getStrategy().getRollingUpdate().getMaxUnavailable().getIntVal()).isZero();
+        assertThat(deployment.getSpec().getStrategy().getRollingUpdate().getMaxSurge().getIntVal()).isEqualTo(1);
+        List<TopologySpreadConstraint> spread = deployment.getSpec().getTemplate().getSpec().getTopologySpreadConstraints();
+        assertThat(spread).extracting(TopologySpreadConstraint::getTopologyKey)
+                .containsExactly("topology.kubernetes.io/zone", "kubernetes.io/hostname");
+        assertThat(spread).allSatisfy(c -> assertThat(c.getLabelSelector().getMatchLabels()).isEqualTo(podLabels));
+
+        PodDisruptionBudget budget = chart.one(PodDisruptionBudget.class);
+        assertThat(budget.getSpec().getMaxUnavailable().getIntVal()).isEqualTo(1);
+        assertThat(budget.getSpec().getSelector().getMatchLabels()).isEqualTo(podLabels);
+        Service service = chart.one(Service.class);
+        assertThat(service.getSpec().getSelector()).isEqualTo(podLabels);
+        assertThat(service.getSpec().getPorts()).extracting(ServicePort::getTargetPort)
+                .allSatisfy(target -> assertThat(portNamed(container(deployment), target.getStrVal())).isNotNull());
+        assertThat(chart.one(ServiceAccount.class).getMetadata().getName())
+                .isEqualTo(deployment.getSpec().getTemplate().getSpec().getServiceAccountName());
+    }
+
+    @Test
+    void theProbesAndPortsAreThoseTheServiceServes() {
+        for (RenderedChart chart : List.of(RenderedChart.withDefaults(), RenderedChart.withEveryOptionOn())) {
+            Container container = container(chart.one(Deployment.class));
+            Properties defaults = applicationDefaults();
+            assertThat(portNamed(container, "http").getContainerPort())
+                    .isEqualTo(Integer.valueOf(defaults.getProperty("server.port")));
+            assertThat(portNamed(container, "management").getContainerPort())
+                    .isEqualTo(Integer.valueOf(defaults.getProperty("management.server.port")));
+            assertThat(container.getEnv()).extracting(EnvVar::getName)
+                    .doesNotContain("SERVER_PORT", "MANAGEMENT_SERVER_PORT");
+
+            Map<String, HTTPGetAction> probes = Map.of(
+                    "startup", container.getStartupProbe().getHttpGet(),
+                    "liveness", container.getLivenessProbe().getHttpGet(),
+                    "readiness", container.getReadinessProbe().getHttpGet());
+            assertThat(probes.get("liveness").getPath()).isEqualTo("/actuator/health/liveness");
+            assertThat(probes.get("readiness").getPath()).isEqualTo("/actuator/health/readiness");
+            probes.forEach((probe, get) -> {
+                assertThat(get.getPort().getStrVal()).as(probe).isEqualTo("management");
+                // This test's service serves the management port on a port of its own.
+                assertThat(new io.leasekeeper.support.Api(managementPort).get(get.getPath(), null).status())
+                        .as(probe + " " + get.getPath()).isEqualTo(200);
+            });
+        }
+    }
+
+    @Test
+    void podAndContainerRunAsTheImagesNonRootUserWithNoPrivilegeOnAReadOnlyRootFilesystem() throws IOException {
+        Deployment deployment = RenderedChart.withDefaults().one(Deployment.class);
+        PodSpec pod = deployment.getSpec().getTemplate().getSpec();
+        Container container = container(deployment);
+        Dockerfile.Stage image = Dockerfile.read(Path.of("Dockerfile")).last();
+        long imageUser = Long.parseLong(image.last("USER").orElseThrow().split(":")[0]);
+
+        PodSecurityContext podContext = pod.getSecurityContext();
+        assertThat(podContext.getRunAsNonRoot()).isTrue();
+        assertThat(podContext.getRunAsUser()).isEqualTo(imageUser).isPositive();
+        assertThat(podContext.getSeccompProfile().getType()).isEqualTo("RuntimeDefault");
+        SecurityContext context = container.getSecurityContext();
+        assertThat(context.getReadOnlyRootFilesystem()).isTrue();
+        assertThat(context.getAllowPrivilegeEscalation()).isFalse();
+        assertThat(context.getPrivileged()).isFalse();
+        assertThat(context.getCapabilities().getDrop()).containsExactly("ALL");
+        assertThat(context.getCapabilities().getAdd()).isNullOrEmpty();
+        assertThat(pod.getAutomountServiceAccountToken()).isFalse();
+        assertThat(pod.getHostNetwork()).isNotEqualTo(Boolean.TRUE);
+
+        // The only writable place is the emptyDir at the image's java.io.tmpdir; the rest is mounted read-only.
+        String tmpdir = image.last("ENTRYPOINT").orElseThrow().replaceAll(".*-Djava\\.io\\.tmpdir=([^\"]+)\".*", "$1");
+        assertThat(tmpdir).isEqualTo("/tmp");
+        for (VolumeMount mount : container.getVolumeMounts()) {
+            Volume volume = pod.getVolumes().stream().filter(v -> v.getName().equals(mount.getName())).findFirst().orElseThrow();
+            if (mount.getMountPath().equals(tmpdir)) {
+                assertThat(volume.getEmptyDir().getSizeLimit()).isNotNull();
+            } else {
+                assertThat(mount.getReadOnly()).as(mount.getMountPath()).isTrue();
+            }
+        }
+        assertThat(container.getVolumeMounts()).extracting(VolumeMount::getMountPath).contains(tmpdir);
+    }
+
+    @Test
+    void databaseCredentialsComeOnlyFromTheExistingSecret() {
+        for (RenderedChart chart : List.of(RenderedChart.withDefaults(), RenderedChart.withEveryOptionOn())) {
+            Container container = container(chart.one(Deployment.class));
+            EnvVar user = env(container, "SPRING_DATASOURCE_USERNAME");
+            EnvVar password = env(container, "SPRING_DATASOURCE_PASSWORD");
+            assertThat(user.getValue()).isNull();
+            assertThat(password.getValue()).isNull();
+            assertThat(user.getValueFrom().getSecretKeyRef().getName())
+                    .isEqualTo(password.getValueFrom().getSecretKeyRef().getName())
+                    .isIn("leasekeeper-database", "leasekeeper-app");
+            assertThat(chart.kinds()).doesNotContain("Secret");
+        }
+        Container custom = container(RenderedChart.withEveryOptionOn().one(Deployment.class));
+        assertThat(env(custom, "SPRING_DATASOURCE_USERNAME").getValueFrom().getSecretKeyRef().getKey()).isEqualTo("user");
+        assertThat(env(custom, "SPRING_DATASOURCE_PASSWORD").getValueFrom().getSecretKeyRef().getKey()).isEqualTo("pass");
+        assertThat(env(custom, "SPRING_DATASOURCE_URL").getValue())
+                .isEqualTo("jdbc:postgresql://pg-rw.databases:5432/leasekeeper?sslmode=require");
+        assertThat(env(custom, "SPRING_SECURITY_OAUTH2_RESOURCESERVER_JWT_ISSUER_URI").getValue())
+                .isEqualTo("https://login.internal/realms/platform");
+        assertThat(env(custom, "LOGGING_STRUCTURED_FORMAT_CONSOLE").getValue()).isEqualTo("logstash");
+        assertThat(env(custom, "JAVA_TOOL_OPTIONS").getValue()).isEqualTo("-XX:+UseZGC");
+    }
+
+    @Test
+    void everyLeasekeeperSettingIsAChartValueAndTheChartsDefaultsAreTheServicesOwn() {
+        RenderedChart defaults = RenderedChart.withDefaults();
+        Properties rendered = configFile(defaults);
+        Set<String> settings = rendered.keySet().stream().map(Object::toString).filter(k -> k.startsWith("leasekeeper."))
+                .map(HelmChartTest::kebab).collect(Collectors.toCollection(TreeSet::new));
+        assertThat(settings).isEqualTo(settingsOf(LeasekeeperProperties.class, "leasekeeper"));
+        LeasekeeperProperties serviceDefaults = bind(new Properties());
+        assertThat(bind(rendered)).isEqualTo(serviceDefaults);
+
+        // Every option on: the values reach the service as given (and they are not the defaults).
+        Properties custom = configFile(RenderedChart.withEveryOptionOn());
+        Properties given = new Properties();
+        yamlProperties(new FileSystemResource(ALL_OPTIONS)).forEach((k, v) -> {
+            if (k.toString().startsWith("leasekeeper.")) {
+                given.put(k, v);
+            }
+        });
+        assertThat(bind(custom)).isEqualTo(bind(given)).isNotEqualTo(serviceDefaults);
+        assertThat(custom.getProperty("spring.datasource.hikari.maximum-pool-size")).isEqualTo("20");
+
+        // The service reads that file: the variable names the directory the ConfigMap is mounted at.
+        Container container = container(defaults.one(Deployment.class));
+        String location = env(container, "SPRING_CONFIG_ADDITIONAL_LOCATION").getValue();
+        VolumeMount config = container.getVolumeMounts().stream().filter(m -> m.getName().equals("config")).findFirst().orElseThrow();
+        assertThat(location).isEqualTo("optional:file:" + config.getMountPath() + "/");
+        assertThat(defaults.one(Deployment.class).getSpec().getTemplate().getMetadata().getAnnotations())
+                .containsKey("checksum/config");
+    }
+
+    @Test
+    void everyOptionOnAddsTheAutoscalerMonitorRulesAndDashboardWiredToTheDeployment() {
+        RenderedChart chart = RenderedChart.withEveryOptionOn();
+        assertThat(chart.kinds()).containsExactlyInAnyOrder("ServiceAccount", "ConfigMap", "ConfigMap", "Service",
+                "Deployment", "PodDisruptionBudget", "HorizontalPodAutoscaler", "ServiceMonitor", "PrometheusRule");
+        Deployment deployment = chart.one(Deployment.class);
+        assertThat(deployment.getSpec().getReplicas()).as("the autoscaler owns the replica count").isNull();
+        HorizontalPodAutoscaler autoscaler = chart.one(HorizontalPodAutoscaler.class);
+        assertThat(autoscaler.getSpec().getScaleTargetRef().getName()).isEqualTo(deployment.getMetadata().getName());
+        assertThat(autoscaler.getSpec().getScaleTargetRef().getKind()).isEqualTo("Deployment");
+        assertThat(autoscaler.getSpec().getMinReplicas()).isEqualTo(4);
+        assertThat(autoscaler.getSpec().getMaxReplicas()).isEqualTo(12);
+        PodSpec pod = deployment.getSpec().getTemplate().getSpec();
+        assertThat(pod.getPriorityClassName()).isEqualTo("platform-critical");
+        assertThat(pod.getServiceAccountName()).isEqualTo("leases-sa");
+        assertThat(pod.getTolerations()).hasSize(1);
+        assertThat(pod.getAffinity().getNodeAffinity()).isNotNull();
+        assertThat(container(deployment).getImage()).isEqualTo("registry.internal/platform/leasekeeper:0.1.0-test");
+        assertThat(env(container(deployment), "TZ").getValue()).isEqualTo("UTC");
+
+        Service service = chart.one(Service.class);
+        Map<String, Object> monitor = RenderedChart.spec(chart.custom("ServiceMonitor"));
+        @SuppressWarnings("unchecked")
+        Map<String, Object> endpoint = ((List<Map<String, Object>>) monitor.get("endpoints")).getFirst();
+        assertThat(service.getSpec().getPorts()).extracting(ServicePort::getName).contains((String) endpoint.get("port"));
+        assertThat(service.getSpec().getPorts()).filteredOn(p -> p.getName().equals(endpoint.get("port")))
+                .singleElement().satisfies(p -> assertThat(p.getTargetPort().getStrVal()).isEqualTo("management"));
+        assertThat(new io.leasekeeper.support.Api(managementPort).get((String) endpoint.get("path"), null).raw())
+                .contains("leasekeeper_sweeper_interval_seconds");
+        @SuppressWarnings("unchecked")
+        Map<String, String> selector = (Map<String, String>) ((Map<String, Object>) monitor.get("selector")).get("matchLabels");
+        assertThat(service.getMetadata().getLabels()).containsAllEntriesOf(selector);
+        assertThat(chart.custom("ServiceMonitor").getMetadata().getLabels()).containsEntry("release", "kube-prometheus-stack");
+        assertThat(chart.custom("PrometheusRule").getMetadata().getLabels()).containsEntry("release", "kube-prometheus-stack");
+
+        ConfigMap dashboard = chart.all(ConfigMap.class).stream()
+                .filter(c -> c.getData().containsKey("leasekeeper-dashboard.json")).findFirst().orElseThrow();
+        assertThat(dashboard.getMetadata().getLabels()).containsEntry("grafana_dashboard", "1");
+        assertThat(dashboard.getMetadata().getAnnotations()).containsEntry("grafana_folder", "Platform");
+    }
+
+    @Test
+    void theShippedDashboardAndAlertRulesAreTheRepositorysFilesByteForByte() throws IOException {
+        RenderedChart chart = RenderedChart.withEveryOptionOn();
+        String dashboard = Files.readString(DASHBOARD);
+        assertThat(chart.all(ConfigMap.class)).anySatisfy(c ->
+                assertThat(c.getData().get("leasekeeper-dashboard.json")).isEqualTo(dashboard));
+
+        String rules = Files.readString(RULES);
+        // Helm's indent: two spaces before every line of the file, blank ones included.
+        String indented = rules.lines().map(l -> "  " + l).collect(Collectors.joining("\n"));
+        assertThat(chart.manifest()).contains("spec:\n" + indented);
+        GenericKubernetesResource rule = chart.custom("PrometheusRule");
+        assertThat(RenderedChart.spec(rule)).isEqualTo(yaml(new ByteArrayResource(rules.getBytes(StandardCharsets.UTF_8))));
+    }
+
+    @ParameterizedTest(name = "{0}={1}")
+    @CsvSource(delimiter = '|', value = {
+            "replicaCount | 0",
+            "database.existingSecret | ''",
+            "database.url | postgres://db/leasekeeper",
+            "leasekeeper.lease.maxTtl | an hour",
+            "leasekeeper.lease.metadataMaxSize | 8 kilobytes",
+            "leasekeeper.sweeper.batchSize | 0",
+            "leasekeeper.sweeper.interval | -1s",
+            "leasekeeper.metrics.maxTenants | 100000",
+            "leasekeeper.lease.minTTL | 1s",
+            "logging.format | json",
+            "service.managementPort | 70000",
+            "replicas | 3"})
+    void theValuesSchemaRejectsABadValue(String key, String value) {
+        assertThatThrownBy(() -> RenderedChart.render(template -> template.set(key, value)))
+                .hasMessageContaining("schema");
+    }
+
+    private static Container container(Deployment deployment) {
+        List<Container> containers = deployment.getSpec().getTemplate().getSpec().getContainers();
+        assertThat(containers).hasSize(1);
+        return containers.getFirst();
+    }
+
+    private static ContainerPort portNamed(Container container, String name) {
+        return container.getPorts().stream().filter(p -> name.equals(p.getName())).findFirst().orElse(null);
+    }
+
+    private static EnvVar env(Container container, String name) {
+        return container.getEnv().stream().filter(e -> e.getName().equals(name)).findFirst()
+                .orElseThrow(() -> new AssertionError("no " + name + " in the container's environment"));
+    }
+
+    /** The service's configuration file as the chart renders it into its ConfigMap. */
+    private static Properties configFile(RenderedChart chart) {
+        String file = chart.all(ConfigMap.class).stream().filter(c -> c.getData().containsKey("application.yaml"))
+                .findFirst().orElseThrow().getData().get("application.yaml");
+        return yamlProperties(new ByteArrayResource(file.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    private static LeasekeeperProperties bind(Properties properties) {
+        return new Binder(new MapConfigurationPropertySource(properties)).bindOrCreate("leasekeeper", LeasekeeperProperties.class);
+    }
+
+    /** Every setting of a properties record, as its kebab-case property names. */
+    private static Set<String> settingsOf(Class<?> type, String prefix) {
+        Set<String> names = new TreeSet<>();
+        for (RecordComponent component : type.getRecordComponents()) {
+            String name = prefix + "." + kebab(component.getName());
+            if (component.getType().isRecord()) {
+                names.addAll(settingsOf(component.getType(), name));
+            } else {
+                names.add(name);
+            }
+        }
+        return names;
+    }
+
+    private static String kebab(String name) {
+        return name.replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase();
+    }
+
+    private static Properties applicationDefaults() {
+        return yamlProperties(new FileSystemResource("src/main/resources/application.yml"));
+    }
+
+    private static Properties yamlProperties(Resource resource) {
+        YamlPropertiesFactoryBean yaml = new YamlPropertiesFactoryBean();
+        yaml.setResources(resource);
+        return yaml.getObject();
+    }
+
+    private static Map<String, Object> yaml(Resource resource) {
+        YamlMapFactoryBean yaml = new YamlMapFactoryBean();
+        yaml.setResources(resource);
+        return yaml.getObject();
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> deepMerge(Map<String, Object> base, Map<String, Object> over) {
+        Map<String, Object> merged = new LinkedHashMap<>(base);
+        over.forEach((key, value) -> merged.merge(key, value, (a, b) -> a instanceof Map && b instanceof Map
+                ? deepMerge((Map<String, Object>) a, (Map<String, Object>) b) : b));
+        return merged;
+    }
+}
