@@ -1,0 +1,112 @@
+package io.leasekeeper.bench;
+
+import java.net.URI;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.List;
+import java.util.UUID;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
+
+/** The benchmark's own SQL: emptying the tables between workloads and seeding leases in bulk. */
+final class Database {
+
+    /** Active leases on keys of their own, each with its ACQUIRED event, as the service would have written them. */
+    private static final String SEED = """
+            WITH k AS (
+                INSERT INTO lease_key (tenant, program, target_type, target_value, actor, operation)
+                SELECT :tenant, 'default', 'opaque', :prefix || n, 'seeded', NULL FROM generate_series(1, :count) AS n
+                RETURNING id, tenant, target_value
+            ), l AS (
+                INSERT INTO lease (id, key_id, tenant, owner, holder, fencing_token, state, acquired_at,
+                                   expires_at, max_expires_at, ttl_seconds, max_lifetime_seconds, metadata)
+                SELECT gen_random_uuid(), k.id, k.tenant, :owner, 'seeded', nextval('fencing_token_seq'), 'active',
+                       lease_now(), CAST(:expiresAt AS timestamptz), lease_now() + interval '1 day',
+                       :ttl, 86400, '{}'
+                FROM k ORDER BY k.id
+                RETURNING id, fencing_token, acquired_at, expires_at
+            )
+            INSERT INTO lease_event (lease_id, type, from_state, to_state, fencing_token, at, principal, details)
+            SELECT id, 'ACQUIRED', NULL, 'active', fencing_token, acquired_at, :owner,
+                   jsonb_build_object('expiresAt', expires_at)
+            FROM l
+            """;
+
+    record SeededLease(int n, UUID id, long fencingToken) {
+    }
+
+    private final JdbcClient jdbc;
+    final String url;
+
+    Database(String url) {
+        this.url = url;
+        this.jdbc = JdbcClient.create(new DriverManagerDataSource(url));
+    }
+
+    /**
+     * Lease tables holding only {@code others} active leases of another tenant (TRUNCATE is not refused
+     * by the audit log's append-only trigger), with fresh statistics. Never empty: with statistics of
+     * empty tables PostgreSQL plans sequential scans, and the service's pooled connections keep those
+     * plans while the tables grow, until autovacuum analyzes them again (seen here: seconds of runs made
+     * of sequential scans of lease_key).
+     */
+    void reset(int others) {
+        jdbc.sql("TRUNCATE lease_event, lease, lease_key, idempotency_record").update();
+        jdbc.sql("DROP TABLE IF EXISTS bench_lease").update();
+        seed("other", "other", "o", others, now().plusSeconds(86_000), 86_000);
+        analyze();
+    }
+
+    void analyze() {
+        jdbc.sql("VACUUM ANALYZE").update();
+    }
+
+    Instant now() {
+        return jdbc.sql("SELECT lease_now()").query(OffsetDateTime.class).single().toInstant();
+    }
+
+    /** {@code count} active leases of {@code tenant} expiring at {@code expiresAt}. */
+    void seed(String tenant, String owner, String prefix, int count, Instant expiresAt, int ttlSeconds) {
+        jdbc.sql(SEED).param("tenant", tenant).param("owner", owner).param("prefix", prefix).param("count", count)
+                .param("expiresAt", expiresAt.toString()).param("ttl", ttlSeconds).update();
+    }
+
+    /**
+     * The leases of a prefix, numbered 1..n in {@code bench_lease}, so that pgbench can pick one by number
+     * (it has no string variables).
+     */
+    List<SeededLease> numbered(String prefix) {
+        jdbc.sql("""
+                CREATE TABLE bench_lease AS
+                SELECT CAST(substr(k.target_value, length(:prefix) + 1) AS int) AS n, l.id, l.fencing_token
+                FROM lease l JOIN lease_key k ON k.id = l.key_id WHERE k.target_value LIKE :prefix || '%'
+                """).param("prefix", prefix).update();
+        jdbc.sql("ALTER TABLE bench_lease ADD PRIMARY KEY (n)").update();
+        return jdbc.sql("SELECT n, id, fencing_token FROM bench_lease ORDER BY n")
+                .query((rs, i) -> new SeededLease(rs.getInt(1), rs.getObject(2, UUID.class), rs.getLong(3))).list();
+    }
+
+    /** Leases past their expiry that the sweeper has not yet marked. */
+    long unswept() {
+        return jdbc.sql("SELECT count(*) FROM lease WHERE state = 'active' AND expires_at <= lease_now()")
+                .query(Long.class).single();
+    }
+
+    long count(String sql) {
+        return jdbc.sql(sql).query(Long.class).single();
+    }
+
+    /** host, port, database and user of the JDBC URL, for pgbench. */
+    List<String> pgbenchConnection() {
+        URI uri = URI.create(url.substring("jdbc:".length()));
+        String user = "postgres";
+        if (uri.getQuery() != null) {
+            for (String pair : uri.getQuery().split("&")) {
+                if (pair.startsWith("user=")) {
+                    user = pair.substring(5);
+                }
+            }
+        }
+        return List.of("-h", uri.getHost(), "-p", String.valueOf(uri.getPort()), "-U", user, uri.getPath().substring(1));
+    }
+}

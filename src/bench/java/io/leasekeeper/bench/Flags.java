@@ -1,0 +1,69 @@
+package io.leasekeeper.bench;
+
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** The benchmark's settings, from {@code --name=value} flags; every flag has a default. */
+record Flags(String jdbcUrl, List<String> workloads, List<Integer> clients, Duration jit, Duration warmup, Duration duration,
+             int keys, int renewLeases, int scaleSmall, int scaleLarge, int expiryLeases, int poolSize,
+             String report) {
+
+    static final String USAGE = """
+            --jdbc-url=URL          PostgreSQL for the service and pgbench (required; src/bench/run makes one)
+            --workloads=LIST        cycle,renew,hotkey,scale,expiry (default: all)
+            --clients=LIST          concurrent clients of the cycle workload (default 1,8,32,64)
+            --jit=DURATION          the service's warm-up once at start, until its JIT has compiled (default 60s)
+            --warmup=DURATION       before each measurement (default 5s)
+            --duration=DURATION     of each measurement (default 15s)
+            --keys=N                keys of the cycle workload (default 10000)
+            --renew-leases=N        active leases of the renew workload (default 10000)
+            --scale=SMALL,LARGE     other active leases of the scale workload (default 1000,1000000)
+            --expiry-leases=N       leases expiring at once in the mass-expiry workload (default 100000)
+            --pool-size=N           the service's database connections (default 16)
+            --report=FILE           where the Markdown report goes (default target/bench/report.md)
+            """;
+
+    static Flags parse(String[] args) {
+        Map<String, String> given = new LinkedHashMap<>();
+        for (String arg : args) {
+            if (arg.isBlank()) {
+                continue;
+            }
+            if (!arg.startsWith("--") || !arg.contains("=")) {
+                throw new IllegalArgumentException("not a --name=value flag: " + arg + "\n" + USAGE);
+            }
+            given.put(arg.substring(2, arg.indexOf('=')), arg.substring(arg.indexOf('=') + 1));
+        }
+        String jdbcUrl = given.remove("jdbc-url");
+        if (jdbcUrl == null) {
+            throw new IllegalArgumentException("--jdbc-url is required\n" + USAGE);
+        }
+        List<String> scale = List.of(given.getOrDefault("scale", "1000,1000000").split(","));
+        Flags flags = new Flags(jdbcUrl,
+                List.of(given.getOrDefault("workloads", "cycle,renew,hotkey,scale,expiry").split(",")),
+                Arrays.stream(given.getOrDefault("clients", "1,8,32,64").split(",")).map(Integer::valueOf).toList(),
+                duration(given.getOrDefault("jit", "60s")),
+                duration(given.getOrDefault("warmup", "5s")), duration(given.getOrDefault("duration", "15s")),
+                Integer.parseInt(given.getOrDefault("keys", "10000")),
+                Integer.parseInt(given.getOrDefault("renew-leases", "10000")),
+                Integer.parseInt(scale.get(0)), Integer.parseInt(scale.get(1)),
+                Integer.parseInt(given.getOrDefault("expiry-leases", "100000")),
+                Integer.parseInt(given.getOrDefault("pool-size", "16")),
+                given.getOrDefault("report", "target/bench/report.md"));
+        for (String known : List.of("workloads", "clients", "jit", "warmup", "duration", "keys", "renew-leases", "scale",
+                "expiry-leases", "pool-size", "report")) {
+            given.remove(known);
+        }
+        if (!given.isEmpty()) {
+            throw new IllegalArgumentException("unknown flags " + given.keySet() + "\n" + USAGE);
+        }
+        return flags;
+    }
+
+    private static Duration duration(String text) {
+        return Duration.parse("PT" + text.toUpperCase());
+    }
+}

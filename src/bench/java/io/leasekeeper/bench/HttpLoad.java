@@ -1,0 +1,133 @@
+package io.leasekeeper.bench;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.Recorder;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Clients calling the service over HTTP as fast as they can, one virtual thread each, each with its
+ * own unit of work (a cycle, a renewal, a try for the hot key). Latencies go to HdrHistogram recorders
+ * per operation; {@link #measure()} takes what was recorded since the last call.
+ */
+final class HttpLoad implements AutoCloseable {
+
+    /** One unit of a client's work; it calls the service through {@link Calls}. */
+    interface Unit {
+        void run(int client, Calls calls) throws Exception;
+    }
+
+    /** What a measured window saw. */
+    record Window(double seconds, long units, Map<String, Histogram> latencies, Map<String, Long> outcomes, long errors) {
+
+        double perSecond() {
+            return units / seconds;
+        }
+
+        double millis(String operation, double percentile) {
+            Histogram h = latencies.get(operation);
+            return h == null ? Double.NaN : h.getValueAtPercentile(percentile) / 1e6;
+        }
+    }
+
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(10)).build();
+
+    private final String base;
+    private final String token;
+    private final Map<String, Recorder> recorders = new ConcurrentHashMap<>();
+    private final Map<String, LongAdder> outcomes = new ConcurrentHashMap<>();
+    private final LongAdder units = new LongAdder();
+    private final LongAdder errors = new LongAdder();
+    private final List<Thread> threads = new ArrayList<>();
+    private volatile boolean running = true;
+    private volatile long windowStart = System.nanoTime();
+
+    private HttpLoad(String base, String token) {
+        this.base = base;
+        this.token = token;
+    }
+
+    static HttpLoad start(int port, String token, int clients, Unit unit) {
+        HttpLoad load = new HttpLoad("http://127.0.0.1:" + port, token);
+        for (int i = 0; i < clients; i++) {
+            int client = i;
+            load.threads.add(Thread.ofVirtual().name("client-" + i).start(() -> load.loop(client, unit)));
+        }
+        return load;
+    }
+
+    private void loop(int client, Unit unit) {
+        Calls calls = new Calls();
+        while (running) {
+            try {
+                unit.run(client, calls);
+                units.increment();
+            } catch (Exception e) {
+                errors.increment();
+                outcomes.computeIfAbsent("error " + e.getClass().getSimpleName(), k -> new LongAdder()).increment();
+            }
+        }
+    }
+
+    /** Everything recorded since the previous call (or the start). */
+    Window measure() {
+        long now = System.nanoTime();
+        double seconds = (now - windowStart) / 1e9;
+        windowStart = now;
+        Map<String, Histogram> latencies = new TreeMap<>();
+        recorders.forEach((operation, recorder) -> latencies.put(operation, recorder.getIntervalHistogram()));
+        Map<String, Long> counted = new TreeMap<>();
+        outcomes.forEach((outcome, count) -> counted.put(outcome, count.sumThenReset()));
+        return new Window(seconds, units.sumThenReset(), latencies, counted, errors.sumThenReset());
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        running = false;
+        for (Thread thread : threads) {
+            thread.join();
+        }
+    }
+
+    /** A client's calls: each timed under its operation's name, its outcome counted by status. */
+    final class Calls {
+
+        record Answer(int status, JsonNode body) {
+        }
+
+        Answer post(String operation, String path, String json, int... expected) throws IOException, InterruptedException {
+            HttpRequest request = HttpRequest.newBuilder(URI.create(base + path))
+                    .header("Authorization", "Bearer " + token).header("Content-Type", "application/json")
+                    .timeout(Duration.ofSeconds(30)).POST(HttpRequest.BodyPublishers.ofString(json)).build();
+            long start = System.nanoTime();
+            HttpResponse<byte[]> response = HTTP.send(request, HttpResponse.BodyHandlers.ofByteArray());
+            recorders.computeIfAbsent(operation, k -> new Recorder(3)).recordValue(System.nanoTime() - start);
+            outcomes.computeIfAbsent(operation + " " + response.statusCode(), k -> new LongAdder()).increment();
+            for (int status : expected) {
+                if (response.statusCode() == status) {
+                    return new Answer(status, JSON.readTree(response.body()));
+                }
+            }
+            throw new IllegalStateException(operation + " answered " + response.statusCode() + ": "
+                    + new String(response.body()));
+        }
+
+        void time(String operation, long startNanos) {
+            recorders.computeIfAbsent(operation, k -> new Recorder(3)).recordValue(System.nanoTime() - startNanos);
+        }
+    }
+}

@@ -1,0 +1,169 @@
+package io.leasekeeper.bench;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/** The benchmark's report, in Markdown: one table per workload, then the targets, met or not. */
+final class Report {
+
+    private final Flags flags;
+    private final StringBuilder body = new StringBuilder();
+    private final List<String> targets = new ArrayList<>();
+    private long errors;
+
+    Report(Flags flags) {
+        this.flags = flags;
+    }
+
+    void environment(Database database) throws IOException {
+        String cpu = Files.readAllLines(Path.of("/proc/cpuinfo")).stream().filter(l -> l.startsWith("model name"))
+                .findFirst().map(l -> l.substring(l.indexOf(':') + 1).trim()).orElse("unknown");
+        String memory = Files.readAllLines(Path.of("/proc/meminfo")).getFirst().replaceAll("\\s+", " ");
+        body.append("# Leasekeeper benchmark\n\n")
+                .append("- Machine: ").append(Runtime.getRuntime().availableProcessors()).append(" cores (")
+                .append(cpu).append("), ").append(memory).append("; service, PostgreSQL, pgbench and the load ")
+                .append("clients all on it.\n")
+                .append("- Java ").append(System.getProperty("java.version")).append("; PostgreSQL ")
+                .append(database.count("SELECT current_setting('server_version_num')::bigint")).append("; ")
+                .append("service pool ").append(flags.poolSize()).append(" connections.\n")
+                .append("- The service first runs the cycle at 32 clients for ").append(flags.jit().toSeconds())
+                .append(" s, unmeasured, so that its JIT has compiled the request path.\n")
+                .append("- Each figure: ").append(flags.warmup().toSeconds()).append(" s warm-up, then ")
+                .append(flags.duration().toSeconds()).append(" s measured. Latencies in ms, from the client's ")
+                .append("send to the whole answer read. pgbench runs the service's own statements in the same ")
+                .append("transactions (`-M prepared`); a pgbench transaction of the cycle is acquire + release.\n\n");
+    }
+
+    void cycle(int clients, HttpLoad.Window http, Pgbench.Result db) {
+        if (body.indexOf("## Cycle") < 0) {
+            body.append("## Cycle: acquire then release, random keys among ").append(flags.keys()).append("\n\n")
+                    .append("| clients | cycles/s | pgbench cycles/s | ratio | acquire p50 | acquire p99 | acquire p99.9 | ")
+                    .append("release p99 | cycle p99 | pgbench cycle p50 | pgbench cycle p99 | errors |\n")
+                    .append("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        }
+        double ratio = http.perSecond() / db.tps();
+        body.append(row(clients, fmt(http.perSecond()), fmt(db.tps()), pct(ratio), ms(http, "acquire", 50),
+                ms(http, "acquire", 99), ms(http, "acquire", 99.9), ms(http, "release", 99), ms(http, "cycle", 99),
+                fmt(db.millis(50)), fmt(db.millis(99)), http.errors() + db.failed()));
+        count(http.errors() + db.failed());
+        if (clients == 32) {
+            target("Cycle throughput at 32 clients at least 60% of pgbench's", ratio >= 0.6,
+                    pct(ratio) + " (" + fmt(http.perSecond()) + " vs " + fmt(db.tps()) + " cycles/s)");
+            double p99 = http.millis("acquire", 99);
+            target("p99 acquire at 32 clients under 25 ms", p99 < 25, fmt(p99) + " ms");
+        }
+    }
+
+    void renew(int clients, int leases, HttpLoad.Window http, Pgbench.Result db) {
+        endTable();
+        double ratio = http.perSecond() / db.tps();
+        body.append("## Renew: ").append(leases).append(" active leases renewed by ").append(clients)
+                .append(" clients\n\n")
+                .append("| renewals/s | pgbench renewals/s | ratio | p50 | p99 | p99.9 | pgbench p50 | pgbench p99 | errors |\n")
+                .append("|---|---|---|---|---|---|---|---|---|\n")
+                .append(row(fmt(http.perSecond()), fmt(db.tps()), pct(ratio), ms(http, "renew", 50),
+                        ms(http, "renew", 99), ms(http, "renew", 99.9), fmt(db.millis(50)), fmt(db.millis(99)),
+                        http.errors() + db.failed()))
+                .append("\npgbench's renew picks its lease with one extra indexed SELECT the service does not run.\n\n");
+        count(http.errors() + db.failed());
+    }
+
+    void hotKey(int clients, HttpLoad.Window http) {
+        endTable();
+        long handovers = http.outcomes().getOrDefault("acquire 201", 0L);
+        long conflicts = http.outcomes().getOrDefault("acquire 409", 0L);
+        body.append("## Hot key: ").append(clients).append(" clients after one key\n\n")
+                .append("| hand-overs/s | LEASE_HELD/s | acquire p50 | acquire p99 | acquire p99.9 | release p99 | errors |\n")
+                .append("|---|---|---|---|---|---|---|\n")
+                .append(row(fmt(handovers / http.seconds()), fmt(conflicts / http.seconds()), ms(http, "acquire", 50),
+                        ms(http, "acquire", 99), ms(http, "acquire", 99.9), ms(http, "release", 99), http.errors()))
+                .append('\n');
+        count(http.errors());
+    }
+
+    void scale(int clients, HttpLoad.Window small, HttpLoad.Window large, Duration seeding) {
+        endTable();
+        double ratio = large.millis("acquire", 99) / small.millis("acquire", 99);
+        body.append("## Scale: the cycle at ").append(clients).append(" clients beside other active leases\n\n")
+                .append("| other active leases | cycles/s | acquire p50 | acquire p99 | acquire p99.9 | cycle p99 | errors |\n")
+                .append("|---|---|---|---|---|---|---|\n")
+                .append(row(flags.scaleSmall(), fmt(small.perSecond()), ms(small, "acquire", 50), ms(small, "acquire", 99),
+                        ms(small, "acquire", 99.9), ms(small, "cycle", 99), small.errors()))
+                .append(row(flags.scaleLarge(), fmt(large.perSecond()), ms(large, "acquire", 50), ms(large, "acquire", 99),
+                        ms(large, "acquire", 99.9), ms(large, "cycle", 99), large.errors()))
+                .append("\nSeeding ").append(flags.scaleLarge()).append(" leases with their keys and events took ")
+                .append(seeding.toSeconds()).append(" s.\n\n");
+        count(small.errors() + large.errors());
+        target("p99 acquire at " + flags.scaleLarge() + " active leases within 1.5x of " + flags.scaleSmall(),
+                ratio <= 1.5, fmt(ratio) + "x (" + ms(large, "acquire", 99) + " vs " + ms(small, "acquire", 99) + " ms)");
+    }
+
+    void massExpiry(int clients, int leases, long unsweptAtExpiry, Duration sweep, long left,
+                    HttpLoad.Window before, HttpLoad.Window during) {
+        endTable();
+        double ratio = during.millis("cycle", 99) / before.millis("cycle", 99);
+        body.append("## Mass expiry: ").append(leases).append(" leases expiring at one instant, the cycle at ")
+                .append(clients).append(" clients meanwhile\n\n")
+                .append("| window | seconds | cycles/s | acquire p99 | cycle p50 | cycle p99 | errors |\n")
+                .append("|---|---|---|---|---|---|---|\n")
+                .append(row("before the expiry", fmt(before.seconds()), fmt(before.perSecond()), ms(before, "acquire", 99),
+                        ms(before, "cycle", 50), ms(before, "cycle", 99), before.errors()))
+                .append(row("until all are expired", fmt(during.seconds()), fmt(during.perSecond()),
+                        ms(during, "acquire", 99), ms(during, "cycle", 50), ms(during, "cycle", 99), during.errors()))
+                .append("\nAll ").append(leases).append(" marked `expired` ").append(fmt(sweep.toMillis() / 1000.0))
+                .append(" s after their expiry instant (").append(unsweptAtExpiry).append(" unswept at the instant, ")
+                .append(left).append(" left at the end).\n\n");
+        count(before.errors() + during.errors());
+        target("Mass expiry of " + leases + " complete within 10 s", left == 0 && sweep.toMillis() <= 10_000,
+                fmt(sweep.toMillis() / 1000.0) + " s");
+        target("Cycle p99 during the mass expiry at most 2x its value before", ratio <= 2,
+                fmt(ratio) + "x (" + ms(during, "cycle", 99) + " vs " + ms(before, "cycle", 99) + " ms)");
+    }
+
+    String markdown() {
+        endTable();
+        StringBuilder all = new StringBuilder(body).append("## Targets\n\n");
+        targets.forEach(t -> all.append("- ").append(t).append('\n'));
+        all.append("- ").append(errors == 0 ? "MET" : "NOT MET").append(": zero errors (").append(errors).append(")\n");
+        return all.toString();
+    }
+
+    private void target(String what, boolean met, String measured) {
+        targets.add((met ? "MET" : "NOT MET") + ": " + what + ": " + measured);
+    }
+
+    private void count(long more) {
+        errors += more;
+    }
+
+    private void endTable() {
+        if (body.length() > 0 && body.charAt(body.length() - 1) == '\n' && body.charAt(body.length() - 2) == '|') {
+            body.append('\n');
+        }
+    }
+
+    private static String row(Object... cells) {
+        StringBuilder row = new StringBuilder("|");
+        for (Object cell : cells) {
+            row.append(' ').append(cell).append(" |");
+        }
+        return row.append('\n').toString();
+    }
+
+    private static String ms(HttpLoad.Window window, String operation, double percentile) {
+        return fmt(window.millis(operation, percentile));
+    }
+
+    private static String fmt(double value) {
+        return String.format(Locale.ROOT, value >= 100 ? "%.0f" : "%.2f", value);
+    }
+
+    private static String pct(double ratio) {
+        return String.format(Locale.ROOT, "%.0f%%", ratio * 100);
+    }
+}
