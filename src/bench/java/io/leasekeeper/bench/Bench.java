@@ -43,11 +43,12 @@ public final class Bench {
     private void run() throws Exception {
         Path log = Path.of("target", "bench", "service.log");
         Files.deleteIfExists(log);
-        service = ServiceProcess.ofCommand(List.of(ServiceProcess.java(), "-Xmx1g", "-jar",
-                ServiceProcess.builtJar().toString()), null, log, List.of(
-                "--spring.datasource.url=" + flags.jdbcUrl(),
+        List<String> arguments = new ArrayList<>(List.of("--spring.datasource.url=" + flags.jdbcUrl(),
                 "--spring.datasource.hikari.maximum-pool-size=" + flags.poolSize(),
                 "--spring.security.oauth2.resourceserver.jwt.public-key-location=" + TestTokens.publicKeyLocation()));
+        arguments.addAll(flags.serviceArgs());
+        service = ServiceProcess.ofCommand(List.of(ServiceProcess.java(), "-Xmx1g", "-jar",
+                ServiceProcess.builtJar().toString()), null, log, arguments);
         try (ServiceProcess started = service) {
             started.start(); // Flyway has made the tables
             database.reset(flags.scaleSmall());
@@ -104,9 +105,12 @@ public final class Bench {
         for (int clients : flags.clients()) {
             database.reset(flags.scaleSmall());
             HttpLoad.Window http = measured(clients, cycleUnit(clients));
-            database.reset(flags.scaleSmall());
-            Pgbench.Result db = pgbench.run("cycle-" + clients, Pgbench.cycleScript(Math.max(1, flags.keys() / clients)),
-                    clients, flags.warmup(), flags.duration());
+            Pgbench.Result db = null;
+            if (flags.ceiling()) {
+                database.reset(flags.scaleSmall());
+                db = pgbench.run("cycle-" + clients, Pgbench.cycleScript(Math.max(1, flags.keys() / clients)),
+                        clients, flags.warmup(), flags.duration());
+            }
             report.cycle(clients, http, db);
         }
     }
@@ -122,7 +126,8 @@ public final class Bench {
             calls.post("renew", "/v1/leases/" + lease.id() + "/renew",
                     "{\"fencingToken\": " + lease.fencingToken() + ", \"ttlSeconds\": 3600}", 200);
         });
-        Pgbench.Result db = pgbench.run("renew", Pgbench.renewScript(leases.size()), clients, flags.warmup(), flags.duration());
+        Pgbench.Result db = flags.ceiling()
+                ? pgbench.run("renew", Pgbench.renewScript(leases.size()), clients, flags.warmup(), flags.duration()) : null;
         report.renew(clients, leases.size(), http, db);
     }
 

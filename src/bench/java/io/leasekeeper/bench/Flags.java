@@ -9,7 +9,7 @@ import java.util.Map;
 /** The benchmark's settings, from {@code --name=value} flags; every flag has a default. */
 record Flags(String jdbcUrl, List<String> workloads, List<Integer> clients, Duration jit, Duration warmup, Duration duration,
              int keys, int renewLeases, int scaleSmall, int scaleLarge, int expiryLeases, int poolSize,
-             String report) {
+             boolean ceiling, List<String> serviceArgs, String report) {
 
     static final String USAGE = """
             --jdbc-url=URL          PostgreSQL for the service and pgbench (required; src/bench/run makes one)
@@ -23,6 +23,8 @@ record Flags(String jdbcUrl, List<String> workloads, List<Integer> clients, Dura
             --scale=SMALL,LARGE     other active leases of the scale workload (default 1000,1000000)
             --expiry-leases=N       leases expiring at once in the mass-expiry workload (default 100000)
             --pool-size=N           the service's database connections (default 16)
+            --ceiling=BOOL          run pgbench beside the HTTP figures (default true)
+            --service=ARGS          more arguments for the service, separated by ';' (default none)
             --report=FILE           where the Markdown report goes (default target/bench/report.md)
             """;
 
@@ -52,9 +54,11 @@ record Flags(String jdbcUrl, List<String> workloads, List<Integer> clients, Dura
                 Integer.parseInt(scale.get(0)), Integer.parseInt(scale.get(1)),
                 Integer.parseInt(given.getOrDefault("expiry-leases", "100000")),
                 Integer.parseInt(given.getOrDefault("pool-size", "16")),
+                Boolean.parseBoolean(given.getOrDefault("ceiling", "true")),
+                given.containsKey("service") ? List.of(given.get("service").split(";")) : List.of(),
                 given.getOrDefault("report", "target/bench/report.md"));
         for (String known : List.of("workloads", "clients", "jit", "warmup", "duration", "keys", "renew-leases", "scale",
-                "expiry-leases", "pool-size", "report")) {
+                "expiry-leases", "pool-size", "ceiling", "service", "report")) {
             given.remove(known);
         }
         if (!given.isEmpty()) {

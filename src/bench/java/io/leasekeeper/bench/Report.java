@@ -46,14 +46,16 @@ final class Report {
                     .append("release p99 | cycle p99 | pgbench cycle p50 | pgbench cycle p99 | errors |\n")
                     .append("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         }
-        double ratio = http.perSecond() / db.tps();
-        body.append(row(clients, fmt(http.perSecond()), fmt(db.tps()), pct(ratio), ms(http, "acquire", 50),
-                ms(http, "acquire", 99), ms(http, "acquire", 99.9), ms(http, "release", 99), ms(http, "cycle", 99),
-                fmt(db.millis(50)), fmt(db.millis(99)), http.errors() + db.failed()));
-        count(http.errors() + db.failed());
+        double ratio = db == null ? Double.NaN : http.perSecond() / db.tps();
+        long failed = db == null ? 0 : db.failed();
+        body.append(row(clients, fmt(http.perSecond()), db == null ? "-" : fmt(db.tps()), pct(ratio),
+                ms(http, "acquire", 50), ms(http, "acquire", 99), ms(http, "acquire", 99.9), ms(http, "release", 99),
+                ms(http, "cycle", 99), db == null ? "-" : fmt(db.millis(50)), db == null ? "-" : fmt(db.millis(99)),
+                http.errors() + failed));
+        count(http.errors() + failed);
         if (clients == 32) {
             target("Cycle throughput at 32 clients at least 60% of pgbench's", ratio >= 0.6,
-                    pct(ratio) + " (" + fmt(http.perSecond()) + " vs " + fmt(db.tps()) + " cycles/s)");
+                    pct(ratio) + " (" + fmt(http.perSecond()) + " vs " + (db == null ? "-" : fmt(db.tps())) + " cycles/s)");
             double p99 = http.millis("acquire", 99);
             target("p99 acquire at 32 clients under 25 ms", p99 < 25, fmt(p99) + " ms");
         }
@@ -61,16 +63,17 @@ final class Report {
 
     void renew(int clients, int leases, HttpLoad.Window http, Pgbench.Result db) {
         endTable();
-        double ratio = http.perSecond() / db.tps();
+        double ratio = db == null ? Double.NaN : http.perSecond() / db.tps();
+        long failed = db == null ? 0 : db.failed();
         body.append("## Renew: ").append(leases).append(" active leases renewed by ").append(clients)
                 .append(" clients\n\n")
                 .append("| renewals/s | pgbench renewals/s | ratio | p50 | p99 | p99.9 | pgbench p50 | pgbench p99 | errors |\n")
                 .append("|---|---|---|---|---|---|---|---|---|\n")
-                .append(row(fmt(http.perSecond()), fmt(db.tps()), pct(ratio), ms(http, "renew", 50),
-                        ms(http, "renew", 99), ms(http, "renew", 99.9), fmt(db.millis(50)), fmt(db.millis(99)),
-                        http.errors() + db.failed()))
+                .append(row(fmt(http.perSecond()), db == null ? "-" : fmt(db.tps()), pct(ratio), ms(http, "renew", 50),
+                        ms(http, "renew", 99), ms(http, "renew", 99.9), db == null ? "-" : fmt(db.millis(50)),
+                        db == null ? "-" : fmt(db.millis(99)), http.errors() + failed))
                 .append("\npgbench's renew picks its lease with one extra indexed SELECT the service does not run.\n\n");
-        count(http.errors() + db.failed());
+        count(http.errors() + failed);
     }
 
     void hotKey(int clients, HttpLoad.Window http) {
