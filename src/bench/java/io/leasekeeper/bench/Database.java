@@ -51,7 +51,18 @@ final class Database {
      * of sequential scans of lease_key).
      */
     void reset(int others) {
-        jdbc.sql("TRUNCATE lease_event, lease, lease_key, idempotency_record").update();
+        // The service's sweeper may be mid-batch: its row locks and TRUNCATE's table locks can deadlock,
+        // and PostgreSQL then cancels one of them. Try again.
+        for (int attempt = 1; ; attempt++) {
+            try {
+                jdbc.sql("TRUNCATE lease_event, lease, lease_key, idempotency_record").update();
+                break;
+            } catch (org.springframework.dao.DataAccessException e) {
+                if (attempt == 5) {
+                    throw e;
+                }
+            }
+        }
         jdbc.sql("DROP TABLE IF EXISTS bench_lease").update();
         seed("other", "other", "o", others, now().plusSeconds(86_000), 86_000);
         analyze();

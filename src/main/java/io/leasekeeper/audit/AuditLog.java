@@ -58,34 +58,20 @@ public class AuditLog {
     };
 
     private final JdbcClient jdbc;
-    private final NamedParameterJdbcTemplate batch;
+    private final NamedParameterJdbcTemplate named;
     private final JsonMapper json;
 
-    AuditLog(JdbcClient jdbc, NamedParameterJdbcTemplate batch, JsonMapper json) {
+    AuditLog(JdbcClient jdbc, NamedParameterJdbcTemplate named, JsonMapper json) {
         this.jdbc = jdbc;
-        this.batch = batch;
+        this.named = named;
         this.json = json;
     }
 
     @Transactional(propagation = Propagation.MANDATORY)
     public void record(NewEvent event) {
-        int inserted = batch.update(INSERT, parameters(event));
+        int inserted = named.update(INSERT, parameters(event));
         if (inserted != 1) {
             throw new IllegalStateException("audit event not written for lease " + event.leaseId());
-        }
-    }
-
-    @Transactional(propagation = Propagation.MANDATORY)
-    public void recordAll(List<NewEvent> events) {
-        if (events.isEmpty()) {
-            return;
-        }
-        int[] counts = batch.batchUpdate(INSERT, events.stream().map(this::parameters).toArray(SqlParameterSource[]::new));
-        for (int count : counts) {
-            // The driver may answer SUCCESS_NO_INFO (-2) for a batched statement; 0 would mean a lost event.
-            if (count == 0) {
-                throw new IllegalStateException("audit event not written in a batch of " + events.size());
-            }
         }
     }
 

@@ -117,15 +117,7 @@ public class LeaseOperations {
      */
     @Transactional
     public int expireDue(int batchSize) {
-        List<Long> keys = store.lockDueKeys(batchSize);
-        if (keys.isEmpty()) {
-            return 0;
-        }
-        List<LeaseStore.Expired> expired = store.expireDueOfKeys(keys);
-        audit.recordAll(expired.stream().map(e -> new NewEvent(e.leaseId(), EventType.EXPIRED,
-                LeaseState.ACTIVE.wireName(), LeaseState.EXPIRED.wireName(), e.fencingToken(), e.now(), SWEEPER,
-                null, null, Map.of("expiresAt", e.expiresAt()))).toList());
-        return expired.size();
+        return store.expireDue(batchSize, SWEEPER);
     }
 
     private void expire(Lease lease, Instant now, String principal, Caller caller) {

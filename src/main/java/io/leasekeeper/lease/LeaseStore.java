@@ -108,24 +108,33 @@ class LeaseStore {
             """;
 
     /**
-     * The sweeper's claim: keys whose active lease is due, locked, skipping keys another transaction
-     * holds (an acquire, renew or another sweeper is working on them). The limit applies after locking,
-     * so concurrent sweepers take disjoint batches.
+     * One sweeper batch, one statement. {@code due_keys} locks the keys whose active lease is due,
+     * skipping keys another transaction holds (an acquire, renew, release or another sweeper working on
+     * them); the limit applies after locking, so concurrent sweepers take disjoint batches. The UPDATE
+     * then expires only leases still active and due: a lease that a transaction committed since this
+     * statement's snapshot has changed (renewed, released, expired by an acquire) is re-read by
+     * PostgreSQL at its newest version and re-checked, so it is left alone. Each expired lease gets its
+     * EXPIRED event in the same statement, as {@code AuditLog} would write it: principal
+     * {@code system:sweeper}, {@code details.expiresAt} as RFC 3339 with milliseconds.
      */
-    private static final String LOCK_DUE_KEYS = """
-            SELECT k.id
-            FROM lease l JOIN lease_key k ON k.id = l.key_id
-            WHERE l.state = 'active' AND l.expires_at <= lease_now()
-            ORDER BY l.expires_at
-            LIMIT :batchSize
-            FOR UPDATE OF k SKIP LOCKED
-            """;
-
-    /** With the keys locked, a fresh snapshot: only leases still due are expired. */
-    private static final String EXPIRE_DUE_OF_KEYS = """
-            UPDATE lease SET state = 'expired', ended_at = expires_at, end_reason = 'expired'
-            WHERE key_id IN (:keyIds) AND state = 'active' AND expires_at <= lease_now()
-            RETURNING id, fencing_token, expires_at, lease_now() AS now
+    private static final String EXPIRE_DUE = """
+            WITH due_keys AS (
+                SELECT k.id
+                FROM lease l JOIN lease_key k ON k.id = l.key_id
+                WHERE l.state = 'active' AND l.expires_at <= lease_now()
+                ORDER BY l.expires_at
+                LIMIT :batchSize
+                FOR UPDATE OF k SKIP LOCKED
+            ), expired AS (
+                UPDATE lease l SET state = 'expired', ended_at = l.expires_at, end_reason = 'expired'
+                FROM due_keys d
+                WHERE l.key_id = d.id AND l.state = 'active' AND l.expires_at <= lease_now()
+                RETURNING l.id, l.fencing_token, l.expires_at
+            )
+            INSERT INTO lease_event (lease_id, type, from_state, to_state, fencing_token, at, principal, details)
+            SELECT id, 'EXPIRED', 'active', 'expired', fencing_token, lease_now(), :principal,
+                   jsonb_build_object('expiresAt', to_char(expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+            FROM expired
             """;
 
     private static final String CURRENT_OF_KEY = """
@@ -174,9 +183,6 @@ class LeaseStore {
 
     /** A lease as read at {@code now}, the database time of the statement that read it. */
     record AtTime(Instant now, Lease lease) {
-    }
-
-    record Expired(UUID leaseId, long fencingToken, Instant expiresAt, Instant now) {
     }
 
     record ListFilter(String tenant, String program, String actor, String targetType, String targetValue,
@@ -251,15 +257,9 @@ class LeaseStore {
                 rs.getDouble("lag_seconds"))).single();
     }
 
-    List<Long> lockDueKeys(int batchSize) {
-        return jdbc.sql(LOCK_DUE_KEYS).param("batchSize", batchSize).query(Long.class).list();
-    }
-
-    List<Expired> expireDueOfKeys(List<Long> keyIds) {
-        return jdbc.sql(EXPIRE_DUE_OF_KEYS).param("keyIds", keyIds)
-                .query((rs, n) -> new Expired(rs.getObject("id", UUID.class), rs.getLong("fencing_token"),
-                        instant(rs, "expires_at"), instant(rs, "now")))
-                .list();
+    /** Expires up to {@code batchSize} due leases with their events; returns how many. */
+    int expireDue(int batchSize, String principal) {
+        return jdbc.sql(EXPIRE_DUE).param("batchSize", batchSize).param("principal", principal).update();
     }
 
     Optional<AtTime> currentOfKey(LeaseKey key) {
