@@ -144,6 +144,11 @@ final class Pgbench {
         common.addAll(database.pgbenchConnection());
         exec(withArgs(common, "-T", String.valueOf(Math.max(1, warmup.toSeconds()))));
         Path logs = Files.createDirectories(dir.resolve(name + "-log"));
+        try (Stream<Path> old = Files.list(logs)) {
+            for (Path log : old.toList()) {
+                Files.delete(log); // an earlier run's transactions
+            }
+        }
         String out = exec(withArgs(common, "-T", String.valueOf(duration.toSeconds()), "--log",
                 "--log-prefix=" + logs.resolve("tx")));
         Matcher tps = Pattern.compile("tps = ([0-9.]+) \\(without initial connection time\\)").matcher(out);
