@@ -19,8 +19,6 @@ import java.util.Properties;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.springframework.beans.factory.config.YamlPropertiesFactoryBean;
-import org.springframework.core.io.FileSystemResource;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -72,7 +70,7 @@ class ContainerImageIT {
         // A non-root numeric user, and the ports the service really listens on by default.
         String user = runtime.last("USER").orElseThrow();
         assertThat(user).matches("[1-9][0-9]*(:[0-9]+)?");
-        Properties defaults = applicationDefaults();
+        Properties defaults = ServiceDefaults.properties();
         assertThat(runtime.last("EXPOSE").orElseThrow().split("\\s+"))
                 .containsExactlyInAnyOrder(defaults.getProperty("server.port"), defaults.getProperty("management.server.port"));
 
@@ -111,12 +109,6 @@ class ContainerImageIT {
                     .allMatch(p -> p.equals("application.jar") || p.startsWith("lib/"));
         }
         setPermissions(appDir, "rwxr-xr-x", "rw-r--r--"); // so that JUnit can delete it
-    }
-
-    private static Properties applicationDefaults() {
-        YamlPropertiesFactoryBean yaml = new YamlPropertiesFactoryBean();
-        yaml.setResources(new FileSystemResource("src/main/resources/application.yml"));
-        return yaml.getObject();
     }
 
     private static void setPermissions(Path dir, String directories, String files) throws IOException {

@@ -26,6 +26,7 @@ import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.leasekeeper.config.LeasekeeperProperties;
+import io.leasekeeper.support.Api;
 import io.leasekeeper.support.IntegrationTest;
 import java.io.IOException;
 import java.lang.reflect.RecordComponent;
@@ -50,6 +51,7 @@ import org.springframework.boot.context.properties.source.MapConfigurationProper
 import org.springframework.core.io.ByteArrayResource;
 import org.springframework.core.io.FileSystemResource;
 import org.springframework.core.io.Resource;
+import org.yaml.snakeyaml.Yaml;
 
 /**
  * The Helm chart without a cluster: Helm itself lints and renders it (with its defaults and with every
@@ -72,7 +74,7 @@ class HelmChartTest extends IntegrationTest {
         Trees.copy(CHART, copy);
         Map<String, Object> merged = deepMerge(yaml(new FileSystemResource(CHART.resolve("values.yaml"))),
                 yaml(new FileSystemResource(ALL_OPTIONS)));
-        Files.writeString(copy.resolve("values.yaml"), new org.yaml.snakeyaml.Yaml().dump(merged));
+        Files.writeString(copy.resolve("values.yaml"), new Yaml().dump(merged));
         LintResult everyOption = new Helm(copy).lint().strict().call();
         assertThat(everyOption.isFailed()).as(everyOption.getMessages().toString()).isFalse();
     }
@@ -109,7 +111,7 @@ class HelmChartTest extends IntegrationTest {
     void theProbesAndPortsAreThoseTheServiceServes() {
         for (RenderedChart chart : List.of(RenderedChart.withDefaults(), RenderedChart.withEveryOptionOn())) {
             Container container = container(chart.one(Deployment.class));
-            Properties defaults = applicationDefaults();
+            Properties defaults = ServiceDefaults.properties();
             assertThat(portNamed(container, "http").getContainerPort())
                     .isEqualTo(Integer.valueOf(defaults.getProperty("server.port")));
             assertThat(portNamed(container, "management").getContainerPort())
@@ -126,7 +128,7 @@ class HelmChartTest extends IntegrationTest {
             probes.forEach((probe, get) -> {
                 assertThat(get.getPort().getStrVal()).as(probe).isEqualTo("management");
                 // This test's service serves the management port on a port of its own.
-                assertThat(new io.leasekeeper.support.Api(managementPort).get(get.getPath(), null).status())
+                assertThat(new Api(managementPort).get(get.getPath(), null).status())
                         .as(probe + " " + get.getPath()).isEqualTo(200);
             });
         }
@@ -248,7 +250,7 @@ class HelmChartTest extends IntegrationTest {
         assertThat(service.getSpec().getPorts()).extracting(ServicePort::getName).contains((String) endpoint.get("port"));
         assertThat(service.getSpec().getPorts()).filteredOn(p -> p.getName().equals(endpoint.get("port")))
                 .singleElement().satisfies(p -> assertThat(p.getTargetPort().getStrVal()).isEqualTo("management"));
-        assertThat(new io.leasekeeper.support.Api(managementPort).get((String) endpoint.get("path"), null).raw())
+        assertThat(new Api(managementPort).get((String) endpoint.get("path"), null).raw())
                 .contains("leasekeeper_sweeper_interval_seconds");
         @SuppressWarnings("unchecked")
         Map<String, String> selector = (Map<String, String>) ((Map<String, Object>) monitor.get("selector")).get("matchLabels");
@@ -338,10 +340,6 @@ class HelmChartTest extends IntegrationTest {
 
     private static String kebab(String name) {
         return name.replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase();
-    }
-
-    private static Properties applicationDefaults() {
-        return yamlProperties(new FileSystemResource("src/main/resources/application.yml"));
     }
 
     private static Properties yamlProperties(Resource resource) {
