@@ -26,7 +26,7 @@ public final class Bench {
 
     private Bench(Flags flags) {
         this.flags = flags;
-        this.database = new Database(flags.jdbcUrl());
+        this.database = new Database(flags.jdbcUrl(), flags.keys());
         this.pgbench = new Pgbench(database, Path.of("target", "bench", "pgbench"));
         this.report = new Report(flags);
     }

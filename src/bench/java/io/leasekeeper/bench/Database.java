@@ -28,8 +28,19 @@ final class Database {
             )
             INSERT INTO lease_event (lease_id, type, from_state, to_state, fencing_token, at, principal, details)
             SELECT id, 'ACQUIRED', NULL, 'active', fencing_token, acquired_at, :owner,
-                   jsonb_build_object('expiresAt', expires_at)
+                   jsonb_build_object('expiresAt', rfc3339(expires_at), 'ttlSeconds', :ttl)
             FROM l
+            """;
+
+    /**
+     * The keys of the cycle (the service's and pgbench's: tenant, actor and operation "bench", targets
+     * numbered from 0), made beforehand: a cycle then measures the acquire of a key that has been used
+     * before, the steady state, both in the service and in pgbench (whose script cannot branch on a new key).
+     */
+    private static final String CYCLE_KEYS = """
+            INSERT INTO lease_key (tenant, program, target_type, target_value, actor, operation)
+            SELECT 'bench', 'default', 'opaque', CAST(n AS text), 'bench', 'bench' FROM generate_series(0, :count - 1) AS n
+            ON CONFLICT DO NOTHING
             """;
 
     record SeededLease(int n, UUID id, long fencingToken) {
@@ -37,14 +48,17 @@ final class Database {
 
     private final JdbcClient jdbc;
     final String url;
+    private final int cycleKeys;
 
-    Database(String url) {
+    Database(String url, int cycleKeys) {
         this.url = url;
+        this.cycleKeys = cycleKeys;
         this.jdbc = JdbcClient.create(new DriverManagerDataSource(url));
     }
 
     /**
-     * Lease tables holding only {@code others} active leases of another tenant (TRUNCATE is not refused
+     * Lease tables holding only {@code others} active leases of another tenant and the cycle's keys
+     * (TRUNCATE is not refused
      * by the audit log's append-only trigger), with fresh statistics. Never empty: with statistics of
      * empty tables PostgreSQL plans sequential scans, and the service's pooled connections keep those
      * plans while the tables grow, until autovacuum analyzes them again (seen here: seconds of runs made
@@ -65,7 +79,12 @@ final class Database {
         }
         jdbc.sql("DROP TABLE IF EXISTS bench_lease").update();
         seed("other", "other", "o", others, now().plusSeconds(86_000), 86_000);
+        cycleKeys();
         analyze();
+    }
+
+    void cycleKeys() {
+        jdbc.sql(CYCLE_KEYS).param("count", cycleKeys).update();
     }
 
     void analyze() {

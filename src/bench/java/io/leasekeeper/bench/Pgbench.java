@@ -1,12 +1,12 @@
 package io.leasekeeper.bench;
 
-import io.leasekeeper.audit.AuditLog;
 import java.io.IOException;
 import java.lang.reflect.Field;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -15,11 +15,11 @@ import java.util.stream.Stream;
 import org.HdrHistogram.Histogram;
 
 /**
- * The database's ceiling: pgbench running the service's own statements, read from the service's classes
- * (LeaseStore, AuditLog) so that they cannot drift, in the transactions the service makes of them.
+ * The database's ceiling: pgbench running the service's own statements, read from the service's class
+ * (LeaseStore) so that they cannot drift, in the transactions the service makes of them.
  * Parameters that are constant in a workload (tenant, actor, TTL, …) are inlined as literals; those that
- * change are pgbench variables, and values the service reads back (the key's id, the database time, the
- * new lease's id and token) are carried from statement to statement with {@code \gset}, as the service
+ * change are pgbench variables, and values the service reads back (the key's id, the new lease's id and
+ * token) are carried from statement to statement with {@code \gset}, as the service
  * carries them in Java.
  */
 final class Pgbench {
@@ -52,53 +52,47 @@ final class Pgbench {
     /** Renew of a lease picked by number: the one statement the service does not run (pgbench has no strings). */
     static String renewScript(int leases) {
         return "\\set n random(1, " + leases + ")\n"
-                + "SELECT id AS lease_id FROM bench_lease WHERE n = :n \\gset\n"
+                + "SELECT id AS lease_id, fencing_token AS lease_fencing_token FROM bench_lease WHERE n = :n \\gset\n"
                 + "BEGIN;\n"
-                + lockedLease()
-                + statement(store("RENEW"), Map.of("now", ":cur_now", "ttl", "30", "leaseId", ":lease_id"), "renewed_")
-                + audit("RENEWED", "'active'", "'active'", ":renewed_fencing_token", ":cur_now",
-                        "'{\"previousExpiresAt\": \"2026-01-01T00:00:00Z\", \"expiresAt\": \"2026-01-01T00:00:30Z\", \"ttlSeconds\": 30}'")
+                + statement(store("LOCK_KEY_OF_LEASE"), onLease(), "lock_")
+                + statement(store("RENEW"), with(onLease(), Map.of("fencingToken", ":lease_fencing_token", "ttl", "3600")),
+                        "renewed_")
                 + "COMMIT;\n";
     }
 
+    /** The key of a cycle is made beforehand ({@link Database#reset}): the acquire locks it, then grants it. */
     private static String acquire() {
         Map<String, String> key = Map.of("tenant", "'bench'", "program", "'default'", "targetType", "'opaque'",
                 "targetValue", ":target", "actor", "'bench'", "operation", "'bench'");
         return "BEGIN;\n"
-                + statement(store("INSERT_KEY_IF_ABSENT"), key, null)
                 + statement(store("LOCK_KEY"), key, "key_")
-                + statement(store("ACTIVE_OF_KEY"), Map.of("keyId", ":key_id"), "active_")
-                + statement(store("INSERT_ACTIVE"), Map.ofEntries(Map.entry("keyId", ":key_id"),
-                        Map.entry("tenant", "'bench'"), Map.entry("owner", "'bench'"), Map.entry("holder", "'pgbench'"),
-                        Map.entry("now", ":active_now"), Map.entry("ttl", "30"), Map.entry("maxLifetime", "86400"),
-                        Map.entry("jobId", "'bench-job'"), Map.entry("traceId", "'" + TRACE_ID + "'"),
-                        Map.entry("metadata", "'{}'")), "lease_")
-                + audit("ACQUIRED", "NULL", "'active'", ":lease_fencing_token", ":active_now",
-                        "'{\"expiresAt\": \"2026-01-01T00:00:30Z\", \"ttlSeconds\": 30}'")
+                + statement(store("ACQUIRE_IF_FREE"), with(by(), Map.of("keyId", ":key_id", "tenant", "'bench'",
+                        "holder", "'pgbench'", "ttl", "30", "maxLifetime", "86400", "jobId", "'bench-job'",
+                        "leaseTraceId", "'" + TRACE_ID + "'", "metadata", "'{}'")), "lease_")
                 + "COMMIT;\n";
     }
 
     private static String release() {
         return "BEGIN;\n"
-                + lockedLease()
-                + statement(store("END"), Map.of("state", "'released'", "now", ":cur_now", "reason", "'released'",
-                        "leaseId", ":lease_id"), "ended_")
-                + audit("RELEASED", "'active'", "'released'", ":ended_fencing_token", ":cur_now", "'{}'")
+                + statement(store("LOCK_KEY_OF_LEASE"), onLease(), "lock_")
+                + statement(store("END"), with(onLease(), Map.of("state", "'released'", "eventType", "'RELEASED'",
+                        "reason", "'released'", "fencingToken", ":lease_fencing_token", "details", "'{}'")), "ended_")
                 + "COMMIT;\n";
     }
 
-    /** The key lock and the read of the lease under it, as every operation on a lease id starts. */
-    private static String lockedLease() {
-        Map<String, String> lease = Map.of("leaseId", ":lease_id", "tenant", "'bench'");
-        return statement(store("LOCK_KEY_OF_LEASE"), lease, "lock_") + statement(store("BY_ID"), lease, "cur_");
+    /** Who makes the transition, as the service binds it for its audit event. */
+    private static Map<String, String> by() {
+        return Map.of("principal", "'bench'", "requestId", "NULL", "traceId", "'" + TRACE_ID + "'");
     }
 
-    private static String audit(String type, String from, String to, String token, String at, String details) {
-        return statement(sql(AuditLog.class, "INSERT"), Map.ofEntries(Map.entry("leaseId", ":lease_id"),
-                Map.entry("type", "'" + type + "'"), Map.entry("fromState", from), Map.entry("toState", to),
-                Map.entry("fencingToken", token), Map.entry("at", at), Map.entry("principal", "'bench'"),
-                Map.entry("requestId", "NULL"), Map.entry("traceId", "'" + TRACE_ID + "'"),
-                Map.entry("details", details)), null);
+    private static Map<String, String> onLease() {
+        return with(by(), Map.of("leaseId", ":lease_id", "tenant", "'bench'"));
+    }
+
+    private static Map<String, String> with(Map<String, String> some, Map<String, String> more) {
+        Map<String, String> all = new HashMap<>(some);
+        all.putAll(more);
+        return all;
     }
 
     /** One of the service's statements with its parameters bound, ended by ; or by \gset into prefixed variables. */
@@ -118,19 +112,11 @@ final class Pgbench {
 
     private static String store(String field) {
         try {
-            return sql(Class.forName("io.leasekeeper.lease.LeaseStore"), field);
-        } catch (ClassNotFoundException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    private static String sql(Class<?> owner, String field) {
-        try {
-            Field f = owner.getDeclaredField(field);
+            Field f = Class.forName("io.leasekeeper.lease.LeaseStore").getDeclaredField(field);
             f.setAccessible(true);
             return (String) f.get(null);
         } catch (ReflectiveOperationException e) {
-            throw new IllegalStateException("the service has no SQL " + owner.getSimpleName() + "." + field, e);
+            throw new IllegalStateException("the service has no SQL LeaseStore." + field, e);
         }
     }
 

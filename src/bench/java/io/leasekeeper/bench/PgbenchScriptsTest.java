@@ -22,8 +22,9 @@ class PgbenchScriptsTest extends IntegrationTest {
     @Test
     void theCycleAndRenewScriptsRunTheServicesStatementsWithoutAFailure(@TempDir Path dir) throws Exception {
         Assumptions.assumeTrue(Files.isExecutable(Path.of(Pgbench.BIN)), "pgbench is not installed");
-        Database database = new Database(TestDatabase.connection().url());
+        Database database = new Database(TestDatabase.connection().url(), 100);
         Pgbench pgbench = new Pgbench(database, dir);
+        database.cycleKeys();
         long releasedBefore = released();
 
         Pgbench.Result cycle = pgbench.run("cycle", Pgbench.cycleScript(50), 2, Duration.ofSeconds(1), Duration.ofSeconds(1));

@@ -3,33 +3,22 @@ package io.leasekeeper.audit;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
-import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
-import org.springframework.jdbc.core.namedparam.SqlParameterSource;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Component;
-import org.springframework.transaction.annotation.Propagation;
 import org.springframework.transaction.annotation.Transactional;
 import tools.jackson.core.type.TypeReference;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The audit table. Events are written only inside the transaction of the transition they record
- * ({@link Propagation#MANDATORY}): a transition and its event commit together or not at all.
+ * The audit table: a lease's history, and the retention job. Events are written by the statements that
+ * make the transitions they record ({@code LeaseStore}), so a transition and its event commit together or
+ * not at all; the table refuses updates and deletes but the retention job's.
  */
 @Component
 public class AuditLog {
-
-    private static final String INSERT = """
-            INSERT INTO lease_event (lease_id, type, from_state, to_state, fencing_token, at,
-                                     principal, request_id, trace_id, details)
-            VALUES (:leaseId, :type, :fromState, :toState, :fencingToken, :at,
-                    :principal, :requestId, :traceId, CAST(:details AS jsonb))
-            """;
 
     // No rows: no such lease in this tenant, or its events are past the retention (the caller tells).
     private static final String HISTORY = """
@@ -58,21 +47,11 @@ public class AuditLog {
     };
 
     private final JdbcClient jdbc;
-    private final NamedParameterJdbcTemplate named;
     private final JsonMapper json;
 
-    AuditLog(JdbcClient jdbc, NamedParameterJdbcTemplate named, JsonMapper json) {
+    AuditLog(JdbcClient jdbc, JsonMapper json) {
         this.jdbc = jdbc;
-        this.named = named;
         this.json = json;
-    }
-
-    @Transactional(propagation = Propagation.MANDATORY)
-    public void record(NewEvent event) {
-        int inserted = named.update(INSERT, parameters(event));
-        if (inserted != 1) {
-            throw new IllegalStateException("audit event not written for lease " + event.leaseId());
-        }
     }
 
     /**
@@ -92,20 +71,6 @@ public class AuditLog {
                 .param("tenant", tenant)
                 .query(this::event)
                 .list();
-    }
-
-    private SqlParameterSource parameters(NewEvent e) {
-        return new MapSqlParameterSource()
-                .addValue("leaseId", e.leaseId())
-                .addValue("type", e.type().name())
-                .addValue("fromState", e.fromState())
-                .addValue("toState", e.toState())
-                .addValue("fencingToken", e.fencingToken())
-                .addValue("at", OffsetDateTime.ofInstant(e.at(), ZoneOffset.UTC))
-                .addValue("principal", e.principal())
-                .addValue("requestId", e.requestId())
-                .addValue("traceId", e.traceId())
-                .addValue("details", json.writeValueAsString(e.details() == null ? Map.of() : e.details()));
     }
 
     private LeaseEvent event(ResultSet rs, int row) throws SQLException {

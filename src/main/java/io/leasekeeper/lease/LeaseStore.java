@@ -1,5 +1,7 @@
 package io.leasekeeper.lease;
 
+import io.leasekeeper.audit.EventType;
+import io.leasekeeper.security.Caller;
 import io.leasekeeper.target.LeaseKey;
 import io.leasekeeper.target.Target;
 import io.leasekeeper.target.TargetType;
@@ -7,7 +9,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -19,7 +21,8 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * All SQL of the lease feature, and nothing else. Time is always PostgreSQL's ({@code lease_now()});
- * statements that decide on expiry run after the key's row lock is held.
+ * statements that decide on expiry run after the key's row lock is held. The statements that change a
+ * lease also write its audit event, so that a transition is one round trip.
  */
 @Component
 class LeaseStore {
@@ -30,18 +33,19 @@ class LeaseStore {
             l.job_id, l.trace_id, l.metadata,
             k.tenant, k.program, k.target_type, k.target_value, k.actor, k.operation""";
 
-    private static final String INSERT_KEY_IF_ABSENT = """
-            INSERT INTO lease_key (tenant, program, target_type, target_value, actor, operation)
-            VALUES (:tenant, :program, :targetType, :targetValue, :actor, :operation)
-            ON CONFLICT DO NOTHING
-            """;
-
     private static final String LOCK_KEY = """
             SELECT id FROM lease_key
             WHERE tenant = :tenant AND program = :program AND target_type = :targetType
               AND target_value = :targetValue AND actor = :actor
               AND operation IS NOT DISTINCT FROM CAST(:operation AS text)
             FOR UPDATE
+            """;
+
+    /** A key's first acquire makes its row; a concurrent first acquire waits here for the other's commit. */
+    private static final String INSERT_KEY_IF_ABSENT = """
+            INSERT INTO lease_key (tenant, program, target_type, target_value, actor, operation)
+            VALUES (:tenant, :program, :targetType, :targetValue, :actor, :operation)
+            ON CONFLICT DO NOTHING
             """;
 
     private static final String LOCK_KEY_OF_LEASE = """
@@ -51,60 +55,111 @@ class LeaseStore {
             FOR UPDATE OF k
             """;
 
-    /** Run with the key locked: the active row of the key (if any) and the time of the decision. */
-    private static final String ACTIVE_OF_KEY = """
-            SELECT clock.now, %s
-            FROM (SELECT lease_now() AS now) AS clock
-            LEFT JOIN lease l ON l.key_id = :keyId AND l.state = 'active'
-            LEFT JOIN lease_key k ON k.id = l.key_id
-            """.formatted(COLUMNS);
-
     private static final String BY_ID = """
             SELECT lease_now() AS now, %s
             FROM lease l JOIN lease_key k ON k.id = l.key_id
             WHERE l.id = :leaseId AND l.tenant = :tenant
             """.formatted(COLUMNS);
 
-    private static final String INSERT_ACTIVE = """
-            WITH l AS (
+    /*
+     * The transitions. Each runs with the key's row locked, so its snapshot and its clock (lease_now(),
+     * the time of the decision) are taken after every earlier transition of the key has committed. Each
+     * is one statement: it reads the lease as it was, changes it only if the change is allowed, and
+     * writes the change's audit event; it returns the changed lease, or when nothing changed the lease
+     * as it was, which tells the caller why.
+     */
+
+    /**
+     * Grants the key if it has no active row: the lease, with the next fencing token, and its ACQUIRED
+     * event. Unchanged: the key's active row, possibly past its expiry (not yet recorded by the sweeper).
+     */
+    private static final String ACQUIRE_IF_FREE = """
+            WITH clock AS (SELECT lease_now() AS now),
+            active AS (SELECT * FROM lease WHERE key_id = :keyId AND state = 'active'),
+            granted AS (
                 INSERT INTO lease (id, key_id, tenant, owner, holder, fencing_token, state,
                                    acquired_at, expires_at, max_expires_at, ttl_seconds, max_lifetime_seconds,
                                    job_id, trace_id, metadata)
-                VALUES (gen_random_uuid(), :keyId, :tenant, :owner, :holder, nextval('fencing_token_seq'), 'active',
-                        CAST(:now AS timestamptz),
-                        CAST(:now AS timestamptz) + make_interval(secs => LEAST(:ttl, :maxLifetime)),
-                        CAST(:now AS timestamptz) + make_interval(secs => :maxLifetime),
-                        :ttl, :maxLifetime, :jobId, :traceId, CAST(:metadata AS jsonb))
+                SELECT gen_random_uuid(), :keyId, :tenant, :principal, :holder, nextval('fencing_token_seq'), 'active',
+                       now, now + make_interval(secs => LEAST(:ttl, :maxLifetime)),
+                       now + make_interval(secs => :maxLifetime),
+                       :ttl, :maxLifetime, :jobId, :leaseTraceId, CAST(:metadata AS jsonb)
+                FROM clock
+                WHERE NOT EXISTS (SELECT 1 FROM active)
                 RETURNING *
+            ), event AS (
+                INSERT INTO lease_event (lease_id, type, to_state, fencing_token, at,
+                                         principal, request_id, trace_id, details)
+                SELECT id, 'ACQUIRED', 'active', fencing_token, acquired_at, :principal, :requestId, :traceId,
+                       jsonb_build_object('expiresAt', rfc3339(expires_at), 'ttlSeconds', ttl_seconds)
+                FROM granted
             )
-            SELECT %s FROM l JOIN lease_key k ON k.id = l.key_id
-            """.formatted(COLUMNS);
+            """ + changedOr("granted", "active");
 
+    /** Extends the owner's active lease, if the token is its own; {@code ttl} NULL keeps the lease's TTL. */
     private static final String RENEW = """
-            UPDATE lease l
-            SET renewed_at = CAST(:now AS timestamptz),
-                ttl_seconds = :ttl,
-                expires_at = LEAST(CAST(:now AS timestamptz) + make_interval(secs => :ttl), l.max_expires_at)
-            FROM lease_key k
-            WHERE k.id = l.key_id AND l.id = :leaseId
-              AND l.state = 'active' AND l.expires_at > CAST(:now AS timestamptz)
-            RETURNING %s
-            """.formatted(COLUMNS);
+            WITH clock AS (SELECT lease_now() AS now),
+            found AS (SELECT * FROM lease WHERE id = :leaseId AND tenant = :tenant),
+            renewed AS (
+                UPDATE lease l
+                SET renewed_at = clock.now,
+                    ttl_seconds = coalesce(CAST(:ttl AS integer), l.ttl_seconds),
+                    expires_at = LEAST(clock.now + make_interval(secs => coalesce(CAST(:ttl AS integer), l.ttl_seconds)),
+                                       l.max_expires_at)
+                FROM clock
+                WHERE l.id = :leaseId AND l.tenant = :tenant AND l.owner = :principal
+                  AND l.fencing_token = :fencingToken AND l.state = 'active' AND l.expires_at > clock.now
+                RETURNING l.*
+            ), event AS (
+                INSERT INTO lease_event (lease_id, type, from_state, to_state, fencing_token, at,
+                                         principal, request_id, trace_id, details)
+                SELECT r.id, 'RENEWED', 'active', 'active', r.fencing_token, r.renewed_at,
+                       :principal, :requestId, :traceId,
+                       jsonb_build_object('previousExpiresAt', rfc3339(f.expires_at),
+                                          'expiresAt', rfc3339(r.expires_at), 'ttlSeconds', r.ttl_seconds)
+                FROM renewed r JOIN found f ON f.id = r.id
+            )
+            """ + changedOr("renewed", "found");
 
-    /** Ends an active, unexpired lease: released by its owner or revoked by an admin. */
+    /**
+     * Ends an active lease of the tenant: released by its owner, if the token is its own (compare-and-delete),
+     * or revoked by an admin, whoever holds it.
+     */
     private static final String END = """
-            UPDATE lease l
-            SET state = :state, ended_at = CAST(:now AS timestamptz), end_reason = :reason
-            FROM lease_key k
-            WHERE k.id = l.key_id AND l.id = :leaseId
-              AND l.state = 'active' AND l.expires_at > CAST(:now AS timestamptz)
-            RETURNING %s
-            """.formatted(COLUMNS);
+            WITH clock AS (SELECT lease_now() AS now),
+            found AS (SELECT * FROM lease WHERE id = :leaseId AND tenant = :tenant),
+            ended AS (
+                UPDATE lease l
+                SET state = :state, ended_at = clock.now, end_reason = :reason
+                FROM clock
+                WHERE l.id = :leaseId AND l.tenant = :tenant AND l.state = 'active' AND l.expires_at > clock.now
+                  AND (:state = 'revoked'
+                       OR (l.owner = :principal AND l.fencing_token = CAST(:fencingToken AS bigint)))
+                RETURNING l.*
+            ), event AS (
+                INSERT INTO lease_event (lease_id, type, from_state, to_state, fencing_token, at,
+                                         principal, request_id, trace_id, details)
+                SELECT id, :eventType, 'active', state, fencing_token, ended_at,
+                       :principal, :requestId, :traceId, CAST(:details AS jsonb)
+                FROM ended
+            )
+            """ + changedOr("ended", "found");
 
-    /** Records the expiry of a lease whose TTL has passed, as of its expiry instant. */
+    /**
+     * Records the expiry of a lease whose TTL has passed, as of its expiry instant, with its EXPIRED
+     * event: an acquire finding the key's lease past its TTL before the sweeper did.
+     */
     private static final String EXPIRE = """
-            UPDATE lease SET state = 'expired', ended_at = expires_at, end_reason = 'expired'
-            WHERE id = :leaseId AND state = 'active' AND expires_at <= CAST(:now AS timestamptz)
+            WITH expired AS (
+                UPDATE lease SET state = 'expired', ended_at = expires_at, end_reason = 'expired'
+                WHERE id = :leaseId AND state = 'active' AND expires_at <= lease_now()
+                RETURNING id, fencing_token, expires_at
+            )
+            INSERT INTO lease_event (lease_id, type, from_state, to_state, fencing_token, at,
+                                     principal, request_id, trace_id, details)
+            SELECT id, 'EXPIRED', 'active', 'expired', fencing_token, lease_now(),
+                   :principal, :requestId, :traceId, jsonb_build_object('expiresAt', rfc3339(expires_at))
+            FROM expired
             """;
 
     /**
@@ -114,8 +169,7 @@ class LeaseStore {
      * then expires only leases still active and due: a lease that a transaction committed since this
      * statement's snapshot has changed (renewed, released, expired by an acquire) is re-read by
      * PostgreSQL at its newest version and re-checked, so it is left alone. Each expired lease gets its
-     * EXPIRED event in the same statement, as {@code AuditLog} would write it: principal
-     * {@code system:sweeper}, {@code details.expiresAt} as RFC 3339 with milliseconds.
+     * EXPIRED event in the same statement, principal {@code system:sweeper}.
      */
     private static final String EXPIRE_DUE = """
             WITH due_keys AS (
@@ -133,7 +187,7 @@ class LeaseStore {
             )
             INSERT INTO lease_event (lease_id, type, from_state, to_state, fencing_token, at, principal, details)
             SELECT id, 'EXPIRED', 'active', 'expired', fencing_token, lease_now(), :principal,
-                   jsonb_build_object('expiresAt', to_char(expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+                   jsonb_build_object('expiresAt', rfc3339(expires_at))
             FROM expired
             """;
 
@@ -185,6 +239,13 @@ class LeaseStore {
     record AtTime(Instant now, Lease lease) {
     }
 
+    /**
+     * What a transition statement returns: {@code changed} with the lease as it is now, or unchanged with
+     * the lease as it was, read at {@code now}, the time of the decision.
+     */
+    record Transition(Instant now, boolean changed, Lease lease) {
+    }
+
     record ListFilter(String tenant, String program, String actor, String targetType, String targetValue,
                       String owner, String holder, String state, Long beforeToken, int limit) {
     }
@@ -197,8 +258,12 @@ class LeaseStore {
         this.json = json;
     }
 
-    /** Creates the key's row if it is new, then locks it until the transaction ends. */
+    /** Locks the key's row until the transaction ends, first making it if the key is new. */
     long lockKey(LeaseKey key) {
+        Optional<Long> locked = jdbc.sql(LOCK_KEY).params(keyParams(key)).query(Long.class).optional();
+        if (locked.isPresent()) {
+            return locked.get();
+        }
         jdbc.sql(INSERT_KEY_IF_ABSENT).params(keyParams(key)).update();
         return jdbc.sql(LOCK_KEY).params(keyParams(key)).query(Long.class).single();
     }
@@ -209,47 +274,55 @@ class LeaseStore {
                 .query(Long.class).optional();
     }
 
-    /** The key's active row (possibly past its expiry), if any, and the database time. */
-    AtTime activeOfKey(long keyId) {
-        return jdbc.sql(ACTIVE_OF_KEY).param("keyId", keyId).query(this::atTimeOrEmpty).single();
-    }
-
     Optional<AtTime> byId(UUID leaseId, String tenant) {
         return jdbc.sql(BY_ID).param("leaseId", leaseId).param("tenant", tenant).query(this::atTime).optional();
     }
 
-    Lease insertActive(long keyId, LeaseKey key, String owner, String holder, Instant now, int ttlSeconds,
-                       int maxLifetimeSeconds, String jobId, String traceId, Metadata metadata) {
-        return jdbc.sql(INSERT_ACTIVE)
+    /** With the key locked: the granted lease, or unchanged the key's active row. */
+    Transition acquireIfFree(long keyId, AcquireCommand command, String leaseTraceId, Caller caller) {
+        return jdbc.sql(ACQUIRE_IF_FREE)
+                .params(by(caller.subject(), caller))
                 .param("keyId", keyId)
-                .param("tenant", key.tenant())
-                .param("owner", owner)
-                .param("holder", holder)
-                .param("now", utc(now))
-                .param("ttl", ttlSeconds)
-                .param("maxLifetime", maxLifetimeSeconds)
-                .param("jobId", jobId)
-                .param("traceId", traceId)
-                .param("metadata", json.writeValueAsString(metadata.values()))
-                .query(this::lease).single();
+                .param("tenant", command.key().tenant())
+                .param("holder", command.holder())
+                .param("ttl", command.ttlSeconds())
+                .param("maxLifetime", command.maxLifetimeSeconds())
+                .param("jobId", command.jobId())
+                .param("leaseTraceId", leaseTraceId)
+                .param("metadata", json.writeValueAsString(command.metadata().values()))
+                .query(this::transition).single();
     }
 
-    /** Empty when the lease was not active and unexpired at {@code now}: nothing was changed. */
-    Optional<Lease> renew(UUID leaseId, Instant now, int ttlSeconds) {
-        return jdbc.sql(RENEW).param("leaseId", leaseId).param("now", utc(now)).param("ttl", ttlSeconds)
-                .query(this::lease).optional();
+    /** With the key locked; empty when the tenant has no such lease. */
+    Optional<Transition> renew(UUID leaseId, long fencingToken, Integer ttlSeconds, Caller caller) {
+        return jdbc.sql(RENEW).params(onLease(leaseId, caller)).param("fencingToken", fencingToken)
+                .param("ttl", ttlSeconds).query(this::transition).optional();
     }
 
-    /** Empty when the lease was not active and unexpired at {@code now}: nothing was changed. */
-    Optional<Lease> end(UUID leaseId, Instant now, LeaseState state, String reason) {
-        return jdbc.sql(END).param("leaseId", leaseId).param("now", utc(now))
-                .param("state", state.wireName()).param("reason", reason)
-                .query(this::lease).optional();
+    /** With the key locked; empty when the tenant has no such lease. */
+    Optional<Transition> release(UUID leaseId, long fencingToken, Caller caller) {
+        return end(leaseId, LeaseState.RELEASED, EventType.RELEASED, "released", fencingToken, Map.of(), caller);
     }
 
-    /** True when the lease was active and due at {@code now} and is now recorded as expired. */
-    boolean expire(UUID leaseId, Instant now) {
-        return jdbc.sql(EXPIRE).param("leaseId", leaseId).param("now", utc(now)).update() == 1;
+    /** With the key locked; empty when the tenant has no such lease. */
+    Optional<Transition> revoke(UUID leaseId, String reason, Caller admin) {
+        return end(leaseId, LeaseState.REVOKED, EventType.REVOKED, reason, null, Map.of("reason", reason), admin);
+    }
+
+    private Optional<Transition> end(UUID leaseId, LeaseState state, EventType event, String reason,
+                                     Long fencingToken, Map<String, Object> details, Caller caller) {
+        return jdbc.sql(END).params(onLease(leaseId, caller))
+                .param("state", state.wireName())
+                .param("eventType", event.name())
+                .param("reason", reason)
+                .param("fencingToken", fencingToken)
+                .param("details", json.writeValueAsString(details))
+                .query(this::transition).optional();
+    }
+
+    /** With the key locked: true when the lease was active and due, and is now recorded as expired. */
+    boolean expire(UUID leaseId, String principal, Caller caller) {
+        return jdbc.sql(EXPIRE).params(by(principal, caller)).param("leaseId", leaseId).update() == 1;
     }
 
     ActiveCounts activeCounts() {
@@ -282,8 +355,39 @@ class LeaseStore {
                 .query(this::atTime).list();
     }
 
+    /**
+     * The end of a transition statement: the one row of {@code changed}, or when it is empty the one row
+     * of {@code unchanged}, with the key and the time of the decision.
+     */
+    private static String changedOr(String changed, String unchanged) {
+        return """
+                SELECT clock.now, l.changed, %s
+                FROM (SELECT true AS changed, * FROM %s
+                      UNION ALL
+                      SELECT false, * FROM %s WHERE NOT EXISTS (SELECT 1 FROM %s)) AS l
+                JOIN lease_key k ON k.id = l.key_id
+                CROSS JOIN clock
+                """.formatted(COLUMNS, changed, unchanged, changed);
+    }
+
+    /** Who makes a transition, and in which request: written to its audit event. */
+    private static Map<String, Object> by(String principal, Caller caller) {
+        var params = new HashMap<String, Object>();
+        params.put("principal", principal);
+        params.put("requestId", caller.requestId());
+        params.put("traceId", caller.traceId());
+        return params;
+    }
+
+    private static Map<String, Object> onLease(UUID leaseId, Caller caller) {
+        Map<String, Object> params = by(caller.subject(), caller);
+        params.put("leaseId", leaseId);
+        params.put("tenant", caller.tenant());
+        return params;
+    }
+
     private static Map<String, Object> keyParams(LeaseKey key) {
-        var params = new java.util.HashMap<String, Object>();
+        var params = new HashMap<String, Object>();
         params.put("tenant", key.tenant());
         params.put("program", key.program());
         params.put("targetType", key.target().type().wireName());
@@ -297,8 +401,8 @@ class LeaseStore {
         return new AtTime(instant(rs, "now"), lease(rs, row));
     }
 
-    private AtTime atTimeOrEmpty(ResultSet rs, int row) throws SQLException {
-        return new AtTime(instant(rs, "now"), rs.getObject("id") == null ? null : lease(rs, row));
+    private Transition transition(ResultSet rs, int row) throws SQLException {
+        return new Transition(instant(rs, "now"), rs.getBoolean("changed"), lease(rs, row));
     }
 
     private Lease lease(ResultSet rs, int row) throws SQLException {
@@ -331,9 +435,5 @@ class LeaseStore {
     private static Instant instant(ResultSet rs, String column) throws SQLException {
         OffsetDateTime value = rs.getObject(column, OffsetDateTime.class);
         return value == null ? null : value.toInstant();
-    }
-
-    private static OffsetDateTime utc(Instant instant) {
-        return OffsetDateTime.ofInstant(instant, ZoneOffset.UTC);
     }
 }
