@@ -17,10 +17,10 @@ import org.HdrHistogram.Histogram;
 /**
  * The database's ceiling: pgbench running the service's own statements, read from the service's class
  * (LeaseStore) so that they cannot drift, in the transactions the service makes of them.
- * Parameters that are constant in a workload (tenant, actor, TTL, …) are inlined as literals; those that
- * change are pgbench variables, and values the service reads back (the key's id, the new lease's id and
- * token) are carried from statement to statement with {@code \gset}, as the service
- * carries them in Java.
+ * Parameters that are constant in a workload are pgbench variables given on the command line (strings)
+ * or literals (numbers); those that change are pgbench variables too; values the service reads back (the
+ * key's id, the new lease's id and token) are carried from statement to statement with {@code \gset}, as
+ * the service carries them in Java.
  */
 final class Pgbench {
 
@@ -60,33 +60,46 @@ final class Pgbench {
                 + "COMMIT;\n";
     }
 
+    /**
+     * The strings the service binds as parameters, bound here too as pgbench variables ({@code -D}), so that
+     * PostgreSQL plans the same prepared statements: a literal 'bench' tenant let the planner use the
+     * tenant's statistics (no leases at ANALYZE time) and lead a lookup by lease id with a tenant index,
+     * a plan the service's statements never get once they are prepared.
+     */
+    static final Map<String, String> VARIABLES = Map.ofEntries(
+            Map.entry("tenant", "bench"), Map.entry("program", "default"), Map.entry("target_type", "opaque"),
+            Map.entry("actor", "bench"), Map.entry("operation", "bench"), Map.entry("principal", "bench"),
+            Map.entry("holder", "pgbench"), Map.entry("job_id", "bench-job"), Map.entry("trace_id", TRACE_ID),
+            Map.entry("metadata", "{}"), Map.entry("released", "released"), Map.entry("released_event", "RELEASED"),
+            Map.entry("details", "{}"));
+
     /** The key of a cycle is made beforehand ({@link Database#reset}): the acquire locks it, then grants it. */
     private static String acquire() {
-        Map<String, String> key = Map.of("tenant", "'bench'", "program", "'default'", "targetType", "'opaque'",
-                "targetValue", ":target", "actor", "'bench'", "operation", "'bench'");
+        Map<String, String> key = Map.of("tenant", ":tenant", "program", ":program", "targetType", ":target_type",
+                "targetValue", ":target", "actor", ":actor", "operation", ":operation");
         return "BEGIN;\n"
                 + statement(store("LOCK_KEY"), key, "key_")
-                + statement(store("ACQUIRE_IF_FREE"), with(by(), Map.of("keyId", ":key_id", "tenant", "'bench'",
-                        "holder", "'pgbench'", "ttl", "30", "maxLifetime", "86400", "jobId", "'bench-job'",
-                        "leaseTraceId", "'" + TRACE_ID + "'", "metadata", "'{}'")), "lease_")
+                + statement(store("ACQUIRE_IF_FREE"), with(by(), Map.of("keyId", ":key_id", "tenant", ":tenant",
+                        "holder", ":holder", "ttl", "30", "maxLifetime", "86400", "jobId", ":job_id",
+                        "leaseTraceId", ":trace_id", "metadata", ":metadata")), "lease_")
                 + "COMMIT;\n";
     }
 
     private static String release() {
         return "BEGIN;\n"
                 + statement(store("LOCK_KEY_OF_LEASE"), onLease(), "lock_")
-                + statement(store("END"), with(onLease(), Map.of("state", "'released'", "eventType", "'RELEASED'",
-                        "reason", "'released'", "fencingToken", ":lease_fencing_token", "details", "'{}'")), "ended_")
+                + statement(store("END"), with(onLease(), Map.of("state", ":released", "eventType", ":released_event",
+                        "reason", ":released", "fencingToken", ":lease_fencing_token", "details", ":details")), "ended_")
                 + "COMMIT;\n";
     }
 
     /** Who makes the transition, as the service binds it for its audit event. */
     private static Map<String, String> by() {
-        return Map.of("principal", "'bench'", "requestId", "NULL", "traceId", "'" + TRACE_ID + "'");
+        return Map.of("principal", ":principal", "requestId", "NULL", "traceId", ":trace_id");
     }
 
     private static Map<String, String> onLease() {
-        return with(by(), Map.of("leaseId", ":lease_id", "tenant", "'bench'"));
+        return with(by(), Map.of("leaseId", ":lease_id", "tenant", ":tenant"));
     }
 
     private static Map<String, String> with(Map<String, String> some, Map<String, String> more) {
@@ -127,6 +140,7 @@ final class Pgbench {
         Files.writeString(file, script);
         List<String> common = new ArrayList<>(List.of(BIN, "-n", "-M", "prepared", "-c", String.valueOf(clients),
                 "-j", String.valueOf(Math.min(clients, 2)), "-f", file.toString()));
+        VARIABLES.forEach((variable, value) -> common.addAll(List.of("-D", variable + "=" + value)));
         common.addAll(database.pgbenchConnection());
         exec(withArgs(common, "-T", String.valueOf(Math.max(1, warmup.toSeconds()))));
         Path logs = Files.createDirectories(dir.resolve(name + "-log"));
