@@ -21,12 +21,14 @@ import tools.jackson.databind.json.JsonMapper;
 public class AuditLog {
 
     // No rows: no such lease in this tenant, or its events are past the retention (the caller tells).
+    // The lease is found by its id alone, then confined to the tenant (why: LeaseStore, LOCK_KEY_OF_LEASE).
     private static final String HISTORY = """
+            WITH by_id AS MATERIALIZED (SELECT id, tenant FROM lease WHERE id = :leaseId)
             SELECT e.id, e.lease_id, e.type, e.from_state, e.to_state, e.fencing_token, e.at,
                    e.principal, e.request_id, e.trace_id, e.details
-            FROM lease_event e
-            JOIN lease l ON l.id = e.lease_id
-            WHERE l.id = :leaseId AND l.tenant = :tenant
+            FROM by_id l
+            JOIN lease_event e ON e.lease_id = l.id
+            WHERE l.tenant = :tenant
             ORDER BY e.id
             """;
 

@@ -1,0 +1,87 @@
+package io.leasekeeper.lease;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.leasekeeper.support.IntegrationTest;
+import java.lang.reflect.Field;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A lease looked up by its id is found by the primary key, whatever the statistics say of its tenant.
+ * The case that made this a test: a tenant with no leases when the table was last analyzed, then many.
+ * PostgreSQL then estimates the tenant's rows at almost none, and with the tenant's value in the plan (a
+ * custom plan, as the driver's first executions of a statement on a connection get, and as EXPLAIN with
+ * bound parameters shows) it reached the lease through a tenant-led index and scanned all of the tenant's
+ * leases for the one id: a cost that grows with the tenant.
+ */
+class LeasePlansTest extends IntegrationTest {
+
+    private static final int LEASES = 3000;
+
+    @BeforeEach
+    void aTenantThatGrewSinceTheLastAnalyze() {
+        // No ANALYZE by autovacuum in between: the statistics stay those of a tenant without leases.
+        jdbc.sql("ALTER TABLE lease SET (autovacuum_enabled = false)").update();
+        jdbc.sql("ALTER TABLE lease_key SET (autovacuum_enabled = false)").update();
+        jdbc.sql("ANALYZE lease").update();
+        jdbc.sql("ANALYZE lease_key").update();
+        jdbc.sql("""
+                WITH k AS (
+                    INSERT INTO lease_key (tenant, program, target_type, target_value, actor, operation)
+                    SELECT :tenant, 'default', 'opaque', 'grown-' || n, 'grower', NULL FROM generate_series(1, :count) AS n
+                    RETURNING id, tenant
+                )
+                INSERT INTO lease (id, key_id, tenant, owner, holder, fencing_token, state, acquired_at,
+                                   expires_at, max_expires_at, ttl_seconds, max_lifetime_seconds)
+                SELECT gen_random_uuid(), k.id, k.tenant, 'alice', 'h', nextval('fencing_token_seq'), 'active',
+                       lease_now(), lease_now() + interval '1 hour', lease_now() + interval '1 day', 3600, 86400
+                FROM k
+                """).param("tenant", tenant).param("count", LEASES).update();
+    }
+
+    @AfterEach
+    void autovacuumBack() {
+        jdbc.sql("ALTER TABLE lease RESET (autovacuum_enabled)").update();
+        jdbc.sql("ALTER TABLE lease_key RESET (autovacuum_enabled)").update();
+    }
+
+    @Test
+    void everyLookupOfALeaseByIdUsesThePrimaryKey() throws Exception {
+        UUID leaseId = jdbc.sql("SELECT id FROM lease WHERE tenant = :tenant LIMIT 1").param("tenant", tenant)
+                .query(UUID.class).single();
+        Map<String, Object> params = Map.ofEntries(
+                Map.entry("leaseId", leaseId), Map.entry("tenant", tenant), Map.entry("principal", "alice"),
+                Map.entry("requestId", "r"), Map.entry("traceId", "t"), Map.entry("fencingToken", 1L),
+                Map.entry("ttl", 30), Map.entry("state", "released"), Map.entry("eventType", "RELEASED"),
+                Map.entry("reason", "released"), Map.entry("details", "{}"));
+
+        for (String statement : new String[] {"LOCK_KEY_OF_LEASE", "BY_ID", "RENEW", "END"}) {
+            assertThat(plan(sql(LeaseStore.class, statement), params)).as(statement)
+                    .contains("\"Index Name\": \"lease_pkey\"")
+                    .doesNotContain("\"Index Name\": \"lease_list");
+        }
+        assertThat(plan(sql(io.leasekeeper.audit.AuditLog.class, "HISTORY"), params)).as("HISTORY")
+                .contains("\"Index Name\": \"lease_pkey\"")
+                .doesNotContain("\"Index Name\": \"lease_list");
+    }
+
+    private String plan(String sql, Map<String, Object> params) {
+        var statement = jdbc.sql("EXPLAIN (FORMAT JSON) " + sql);
+        for (var param : params.entrySet()) {
+            if (sql.contains(":" + param.getKey())) {
+                statement = statement.param(param.getKey(), param.getValue());
+            }
+        }
+        return String.join("\n", statement.query(String.class).list());
+    }
+
+    private static String sql(Class<?> owner, String field) throws ReflectiveOperationException {
+        Field f = owner.getDeclaredField(field);
+        f.setAccessible(true);
+        return (String) f.get(null);
+    }
+}
