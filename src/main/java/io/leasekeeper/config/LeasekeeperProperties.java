@@ -72,11 +72,13 @@ public record LeasekeeperProperties(
     public record Sweeper(
             @DefaultValue("true") boolean enabled,
             @DefaultValue("1s") Duration interval,
-            @DefaultValue("500") int batchSize) {
+            @DefaultValue("500") int batchSize,
+            @DefaultValue("4") int workers) {
 
         public Sweeper {
             require(!interval.isNegative() && !interval.isZero(), "leasekeeper.sweeper.interval must be positive");
             require(batchSize >= 1 && batchSize <= 10_000, "leasekeeper.sweeper.batch-size must be within 1..10000");
+            require(workers >= 1 && workers <= 16, "leasekeeper.sweeper.workers must be within 1..16");
         }
     }
 

@@ -9,6 +9,12 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.stereotype.Component;
@@ -28,12 +34,14 @@ public class LeaseSweeper {
 
     private final LeaseOperations operations;
     private final int batchSize;
+    private final int workers;
     private final Counter expired;
     private final Timer batches;
 
     LeaseSweeper(LeaseOperations operations, LeasekeeperProperties properties, MeterRegistry registry) {
         this.operations = operations;
         this.batchSize = properties.sweeper().batchSize();
+        this.workers = properties.sweeper().workers();
         this.expired = Expirations.counter(registry, "sweeper");
         this.batches = Timer.builder("leasekeeper.sweeper.batch").description("One sweeper batch, one transaction")
                 .publishPercentileHistogram().minimumExpectedValue(Duration.ofMillis(1))
@@ -53,12 +61,41 @@ public class LeaseSweeper {
         return count;
     }
 
-    /** Batches until one comes back short (nothing more is due) or the run's bound is reached. */
+    /**
+     * Batches until one comes back short (nothing more is due) or the run's bound is reached. When the
+     * first batch is full there is a backlog (a mass expiry), and {@code workers} sweep it at once, each
+     * batch on keys none of the others holds; the run's bound is shared among them.
+     */
     public int sweepDue() {
-        int total = Housekeeping.drain(batchSize, MAX_BATCHES_PER_RUN, this::sweepOnce);
+        int total = sweepOnce();
+        if (total == batchSize) {
+            total += workers == 1
+                    ? Housekeeping.drain(batchSize, MAX_BATCHES_PER_RUN - 1, this::sweepOnce)
+                    : inParallel();
+        }
         if (total > 0) {
             log.debug("Sweeper expired {} leases", total);
         }
         return total;
+    }
+
+    private int inParallel() {
+        int batchesEach = Math.max(1, (MAX_BATCHES_PER_RUN - 1) / workers);
+        try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
+            List<Future<Integer>> swept = new ArrayList<>();
+            for (int i = 0; i < workers; i++) {
+                swept.add(pool.submit(() -> Housekeeping.drain(batchSize, batchesEach, this::sweepOnce)));
+            }
+            int total = 0;
+            for (Future<Integer> worker : swept) {
+                total += worker.get();
+            }
+            return total;
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof RuntimeException failure ? failure : new IllegalStateException(e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("sweeper interrupted", e);
+        }
     }
 }

@@ -35,6 +35,7 @@ class LeasekeeperPropertiesTest {
             assertThat(p.list().maxLimit()).isEqualTo(1000);
             assertThat(p.sweeper().interval().toMillis()).isEqualTo(1000);
             assertThat(p.sweeper().batchSize()).isEqualTo(500);
+            assertThat(p.sweeper().workers()).isEqualTo(4);
             assertThat(p.security().tenantClaim()).isEqualTo("tenant");
             assertThat(p.metrics().gaugeRefresh().toSeconds()).isEqualTo(10);
             assertThat(p.metrics().tenantTag()).isFalse();
@@ -51,6 +52,8 @@ class LeasekeeperPropertiesTest {
             "leasekeeper.list.default-limit=2000",
             "leasekeeper.sweeper.interval=0s",
             "leasekeeper.sweeper.batch-size=0",
+            "leasekeeper.sweeper.workers=0",
+            "leasekeeper.sweeper.workers=17",
             "leasekeeper.security.tenant-claim= ",
             "leasekeeper.audit.retention=1d",
             "leasekeeper.idempotency.retention=0s",

@@ -287,6 +287,7 @@ class HelmChartTest extends IntegrationTest {
             "leasekeeper.lease.maxTtl | an hour",
             "leasekeeper.lease.metadataMaxSize | 8 kilobytes",
             "leasekeeper.sweeper.batchSize | 0",
+            "leasekeeper.sweeper.workers | 17",
             "leasekeeper.sweeper.interval | -1s",
             "leasekeeper.metrics.maxTenants | 100000",
             "leasekeeper.lease.minTTL | 1s",

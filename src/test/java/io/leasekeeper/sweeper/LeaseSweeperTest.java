@@ -21,7 +21,7 @@ import tools.jackson.databind.JsonNode;
  * test classes left behind may fall due at any moment, so each test starts from empty tables (test
  * classes run one at a time).
  */
-@TestPropertySource(properties = "leasekeeper.sweeper.batch-size=25")
+@TestPropertySource(properties = {"leasekeeper.sweeper.batch-size=25", "leasekeeper.sweeper.workers=4"})
 class LeaseSweeperTest extends IntegrationTest {
 
     @Autowired
@@ -53,6 +53,26 @@ class LeaseSweeperTest extends IntegrationTest {
         assertThat(principal).isEqualTo("system:sweeper");
         JsonNode read = api.get("/v1/leases/" + due.getFirst(), writer("alice")).body();
         assertThat(read.get("endedAt").asString()).isEqualTo(read.get("expiresAt").asString());
+    }
+
+    @Test
+    void aBacklogIsSweptByTheWorkersTogetherAndEachLeaseExpiresOnce() {
+        List<String> due = acquireMany(300, "backlog");
+        List<String> notDue = acquireMany(3, "kept");
+        due.forEach(this::backdateExpiry);
+
+        // A worker stops at its first short batch, and a batch can come back short while leases remain
+        // (keys another worker held, or expired since its snapshot): the next run takes the rest.
+        int total = 0;
+        for (int run = 0, swept; run < 10 && (swept = sweeper.sweepDue()) > 0; run++) {
+            total += swept;
+        }
+        assertThat(total).isEqualTo(300);
+        for (String id : due) {
+            assertThat(storedState(id)).isEqualTo("expired");
+            assertThat(eventTypes(id)).containsExactly("ACQUIRED", "EXPIRED");
+        }
+        notDue.forEach(id -> assertThat(storedState(id)).isEqualTo("active"));
     }
 
     @Test
