@@ -38,6 +38,8 @@ import org.springframework.security.web.AuthenticationEntryPoint;
 import org.springframework.security.web.SecurityFilterChain;
 import org.springframework.security.web.access.AccessDeniedHandler;
 import org.springframework.security.web.firewall.RequestRejectedHandler;
+import org.springframework.security.web.firewall.StrictHttpFirewall;
+import org.springframework.security.config.annotation.web.configuration.WebSecurityCustomizer;
 import org.springframework.web.bind.support.WebDataBinderFactory;
 import org.springframework.web.context.request.NativeWebRequest;
 import org.springframework.web.method.support.HandlerMethodArgumentResolver;
@@ -118,6 +120,17 @@ class SecurityConfig implements WebMvcConfigurer {
             }
             return OAuth2TokenValidatorResult.success();
         };
+    }
+
+    /** Spring Security's strict firewall, its character rules checked without regular expressions. */
+    @Bean
+    StrictHttpFirewall httpFirewall() {
+        return FirewallRules.strictFirewall();
+    }
+
+    @Bean
+    WebSecurityCustomizer firewallOfTheFilterChain(StrictHttpFirewall firewall) {
+        return web -> web.httpFirewall(firewall);
     }
 
     /** URLs the firewall refuses (a "//", an encoded slash, ...) are problems like every other refusal. */

@@ -12,10 +12,31 @@ import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.security.web.FilterChainProxy;
+import org.springframework.security.web.firewall.HttpFirewall;
+import org.springframework.test.util.ReflectionTestUtils;
 import tools.jackson.databind.JsonNode;
 
 /** Tokens, scopes, tenants and owners, over HTTP with real signed JWTs. */
 class SecurityTest extends IntegrationTest {
+
+    @Autowired
+    FilterChainProxy securityFilters;
+
+    @Autowired
+    HttpFirewall firewall;
+
+    /**
+     * The firewall whose rules FirewallRulesTest checks is the one every request goes through. (The bean is
+     * Spring Security's composite proxy; the chain it delegates to holds the firewall.)
+     */
+    @Test
+    void requestsGoThroughTheServicesFirewall() {
+        Object chain = ReflectionTestUtils.getField(securityFilters, "springSecurityFilterChain");
+        assertThat(ReflectionTestUtils.getField(chain, "firewall")).isSameAs(firewall);
+    }
+
 
     String leaseId;
     long fencingToken;
