@@ -2,6 +2,7 @@ package io.leasekeeper.bench;
 
 import io.leasekeeper.support.ServiceProcess;
 import io.leasekeeper.support.TestTokens;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -19,7 +20,8 @@ public final class Bench {
 
     private final Flags flags;
     private final Database database;
-    private final Pgbench pgbench;
+    private Pgbench pgbench;
+    private CpuUse cpu;
     private final Report report;
     private final String token = TestTokens.token("bench", "bench", TestTokens.WRITE);
     private ServiceProcess service;
@@ -27,7 +29,6 @@ public final class Bench {
     private Bench(Flags flags) {
         this.flags = flags;
         this.database = new Database(flags.jdbcUrl(), flags.keys());
-        this.pgbench = new Pgbench(database, Path.of("target", "bench", "pgbench"));
         this.report = new Report(flags);
     }
 
@@ -51,10 +52,12 @@ public final class Bench {
                 ServiceProcess.builtJar().toString()), null, log, arguments);
         try (ServiceProcess started = service) {
             started.start(); // Flyway has made the tables
+            cpu = new CpuUse(started.pid(), CpuUse.parentOf(database.count("SELECT pg_backend_pid()")));
+            pgbench = new Pgbench(database, Path.of("target", "bench", "pgbench"), cpu);
             database.reset(flags.scaleSmall());
             // A fresh JVM interprets, then compiles what runs hot: measure the compiled service only.
             System.out.println("== warm-up of the service's JIT, " + flags.jit().toSeconds() + " s");
-            try (HttpLoad load = HttpLoad.start(service.port(), token, 32, cycleUnit(32))) {
+            try (HttpLoad load = HttpLoad.start(service.port(), token, 32, cycleUnit(32), cpu)) {
                 Thread.sleep(flags.jit());
             }
             report.environment(database);
@@ -92,8 +95,8 @@ public final class Bench {
         };
     }
 
-    private HttpLoad.Window measured(int clients, HttpLoad.Unit unit) throws InterruptedException {
-        try (HttpLoad load = HttpLoad.start(service.port(), token, clients, unit)) {
+    private HttpLoad.Window measured(int clients, HttpLoad.Unit unit) throws InterruptedException, IOException {
+        try (HttpLoad load = HttpLoad.start(service.port(), token, clients, unit, cpu)) {
             Thread.sleep(flags.warmup());
             load.measure();
             Thread.sleep(flags.duration());
@@ -172,7 +175,7 @@ public final class Bench {
         Instant expiry = database.now().plus(flags.warmup()).plus(flags.duration());
         database.seed("other", "other", "e", flags.expiryLeases(), expiry, 60);
         database.analyze();
-        try (HttpLoad load = HttpLoad.start(service.port(), token, clients, cycleUnit(clients))) {
+        try (HttpLoad load = HttpLoad.start(service.port(), token, clients, cycleUnit(clients), cpu)) {
             Thread.sleep(flags.warmup());
             load.measure();
             waitUntil(expiry);

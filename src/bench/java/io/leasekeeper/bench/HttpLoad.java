@@ -30,7 +30,9 @@ final class HttpLoad implements AutoCloseable {
     }
 
     /** What a measured window saw. */
-    record Window(double seconds, long units, Map<String, Histogram> latencies, Map<String, Long> outcomes, long errors) {
+    /** {@code cpu}: the machine's CPU by process group over the window. */
+    record Window(double seconds, long units, Map<String, Histogram> latencies, Map<String, Long> outcomes, long errors,
+                  CpuUse.Cores cpu) {
 
         double perSecond() {
             return units / seconds;
@@ -56,13 +58,17 @@ final class HttpLoad implements AutoCloseable {
     private volatile boolean running = true;
     private volatile long windowStart = System.nanoTime();
 
-    private HttpLoad(String base, String token) {
+    private final CpuUse cpu;
+
+    private HttpLoad(String base, String token, CpuUse cpu) {
         this.base = base;
+        this.cpu = cpu;
         this.token = token;
     }
 
-    static HttpLoad start(int port, String token, int clients, Unit unit) {
-        HttpLoad load = new HttpLoad("http://127.0.0.1:" + port, token);
+    static HttpLoad start(int port, String token, int clients, Unit unit, CpuUse cpu) throws IOException {
+        HttpLoad load = new HttpLoad("http://127.0.0.1:" + port, token, cpu);
+        cpu.start();
         for (int i = 0; i < clients; i++) {
             int client = i;
             load.threads.add(Thread.ofVirtual().name("client-" + i).start(() -> load.loop(client, unit)));
@@ -84,7 +90,9 @@ final class HttpLoad implements AutoCloseable {
     }
 
     /** Everything recorded since the previous call (or the start). */
-    Window measure() {
+    Window measure() throws IOException {
+        CpuUse.Cores cores = cpu.stop();
+        cpu.start();
         long now = System.nanoTime();
         double seconds = (now - windowStart) / 1e9;
         windowStart = now;
@@ -92,7 +100,7 @@ final class HttpLoad implements AutoCloseable {
         recorders.forEach((operation, recorder) -> latencies.put(operation, recorder.getIntervalHistogram()));
         Map<String, Long> counted = new TreeMap<>();
         outcomes.forEach((outcome, count) -> counted.put(outcome, count.sumThenReset()));
-        return new Window(seconds, units.sumThenReset(), latencies, counted, errors.sumThenReset());
+        return new Window(seconds, units.sumThenReset(), latencies, counted, errors.sumThenReset(), cores);
     }
 
     @Override

@@ -24,7 +24,8 @@ import org.HdrHistogram.Histogram;
  */
 final class Pgbench {
 
-    record Result(double tps, Histogram latencies, long failed) {
+    /** {@code cpu}: the machine's CPU by process group during the measured run; null when not measured. */
+    record Result(double tps, Histogram latencies, long failed, CpuUse.Cores cpu) {
 
         double millis(double percentile) {
             return latencies.getValueAtPercentile(percentile) / 1e3;
@@ -38,9 +39,16 @@ final class Pgbench {
     private final Database database;
     private final Path dir;
 
+    private final CpuUse cpu;
+
     Pgbench(Database database, Path dir) {
+        this(database, dir, null);
+    }
+
+    Pgbench(Database database, Path dir, CpuUse cpu) {
         this.database = database;
         this.dir = dir;
+        this.cpu = cpu;
     }
 
     /** Acquire then release, as POST /v1/leases and POST …/release do, on a key of the client's own range. */
@@ -149,8 +157,12 @@ final class Pgbench {
                 Files.delete(log); // an earlier run's transactions
             }
         }
+        if (cpu != null) {
+            cpu.start();
+        }
         String out = exec(withArgs(common, "-T", String.valueOf(duration.toSeconds()), "--log",
                 "--log-prefix=" + logs.resolve("tx")));
+        CpuUse.Cores cores = cpu == null ? null : cpu.stop();
         Matcher tps = Pattern.compile("tps = ([0-9.]+) \\(without initial connection time\\)").matcher(out);
         Matcher failed = Pattern.compile("number of failed transactions: ([0-9]+)").matcher(out);
         if (!tps.find()) {
@@ -165,7 +177,8 @@ final class Pgbench {
                 }
             }
         }
-        return new Result(Double.parseDouble(tps.group(1)), latencies, failed.find() ? Long.parseLong(failed.group(1)) : 0);
+        return new Result(Double.parseDouble(tps.group(1)), latencies, failed.find() ? Long.parseLong(failed.group(1)) : 0,
+                cores);
     }
 
     private static List<String> withArgs(List<String> common, String... more) {

@@ -18,6 +18,7 @@ final class Report {
     private double bestCeiling;
     private int bestCeilingClients;
     private double cycleAt32;
+    private final StringBuilder cycleCpu = new StringBuilder();
 
     Report(Flags flags) {
         this.flags = flags;
@@ -56,6 +57,7 @@ final class Report {
                 ms(http, "cycle", 99), db == null ? "-" : fmt(db.millis(50)), db == null ? "-" : fmt(db.millis(99)),
                 http.errors() + failed));
         count(http.errors() + failed);
+        cycleCpu.append(cpuRow(clients, http, db));
         if (db != null && db.tps() > bestCeiling) {
             bestCeiling = db.tps();
             bestCeilingClients = clients;
@@ -69,6 +71,22 @@ final class Report {
         }
     }
 
+    /** Where the machine's CPU went while the cycle was measured: the service's run, then pgbench's. */
+    private static String cpuRow(int clients, HttpLoad.Window http, Pgbench.Result db) {
+        CpuUse.Cores service = http.cpu();
+        double cycles = http.perSecond();
+        String serviceRun = fmt(service.service()) + " / " + fmt(service.postgres()) + " / " + fmt(service.clients());
+        String serviceRunPerCycle = fmt(CpuUse.Cores.millisPer(service.service(), cycles)) + " / "
+                + fmt(CpuUse.Cores.millisPer(service.postgres(), cycles)) + " / "
+                + fmt(CpuUse.Cores.millisPer(service.clients(), cycles));
+        if (db == null || db.cpu() == null) {
+            return row(clients, serviceRun, serviceRunPerCycle, "-", "-");
+        }
+        return row(clients, serviceRun, serviceRunPerCycle, fmt(db.cpu().postgres()) + " / " + fmt(db.cpu().pgbench()),
+                fmt(CpuUse.Cores.millisPer(db.cpu().postgres(), db.tps())) + " / "
+                        + fmt(CpuUse.Cores.millisPer(db.cpu().pgbench(), db.tps())));
+    }
+
     /**
      * PostgreSQL on two cores does worst with many busy backends (lock convoys), and the service's pool
      * bounds its backends while pgbench's clients do not: the database's best figure at any concurrency
@@ -79,6 +97,14 @@ final class Report {
             body.append("\npgbench's best: ").append(fmt(bestCeiling)).append(" cycles/s at ").append(bestCeilingClients)
                     .append(" clients").append(cycleAt32 > 0 ? "; the service at 32 clients is "
                             + pct(cycleAt32 / bestCeiling) + " of it" : "").append(".\n\n");
+        }
+        if (!cycleCpu.isEmpty() && body.indexOf("### CPU") < 0) {
+            body.append("### CPU while the cycle was measured\n\n")
+                    .append("Cores busy (CPU seconds per second, from /proc) and CPU per cycle. The service's run: ")
+                    .append("the service / PostgreSQL / the load clients; pgbench's run: PostgreSQL / pgbench.\n\n")
+                    .append("| clients | service run, cores | service run, ms per cycle | pgbench run, cores | ")
+                    .append("pgbench run, ms per cycle |\n|---|---|---|---|---|\n")
+                    .append(cycleCpu).append('\n');
         }
     }
 

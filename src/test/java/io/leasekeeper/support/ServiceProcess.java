@@ -67,6 +67,10 @@ public final class ServiceProcess implements AutoCloseable {
         return log;
     }
 
+    public long pid() {
+        return process.pid();
+    }
+
     /** Starts the instance and waits until it is ready. */
     public void start() {
         try {
