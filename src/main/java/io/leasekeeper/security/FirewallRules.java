@@ -25,21 +25,18 @@ final class FirewallRules {
 
     /** Every code point is assigned in Unicode and none is a control character. */
     static boolean assignedAndNotControl(String text) {
-        for (int i = 0; i < text.length(); ) {
-            int c = text.codePointAt(i);
-            if (!Character.isDefined(c) || Character.getType(c) == Character.CONTROL) {
-                return false;
-            }
-            i += Character.charCount(c);
-        }
-        return true;
+        return assignedAndNotControl(text, false);
     }
 
-    /** As {@link #assignedAndNotControl}, and a tab is allowed. */
+    /** As {@link #assignedAndNotControl(String)}, and a tab is allowed. */
     static boolean headerValue(String text) {
+        return assignedAndNotControl(text, true);
+    }
+
+    private static boolean assignedAndNotControl(String text, boolean tabAllowed) {
         for (int i = 0; i < text.length(); ) {
             int c = text.codePointAt(i);
-            if (!Character.isDefined(c) || (Character.getType(c) == Character.CONTROL && c != '\t')) {
+            if (!Character.isDefined(c) || (Character.getType(c) == Character.CONTROL && !(tabAllowed && c == '\t'))) {
                 return false;
             }
             i += Character.charCount(c);

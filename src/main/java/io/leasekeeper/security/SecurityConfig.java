@@ -39,7 +39,6 @@ import org.springframework.security.web.SecurityFilterChain;
 import org.springframework.security.web.access.AccessDeniedHandler;
 import org.springframework.security.web.firewall.RequestRejectedHandler;
 import org.springframework.security.web.firewall.StrictHttpFirewall;
-import org.springframework.security.config.annotation.web.configuration.WebSecurityCustomizer;
 import org.springframework.web.bind.support.WebDataBinderFactory;
 import org.springframework.web.context.request.NativeWebRequest;
 import org.springframework.web.method.support.HandlerMethodArgumentResolver;
@@ -122,15 +121,13 @@ class SecurityConfig implements WebMvcConfigurer {
         };
     }
 
-    /** Spring Security's strict firewall, its character rules checked without regular expressions. */
+    /**
+     * Spring Security's strict firewall, its character rules checked without regular expressions (Spring
+     * Security's configuration takes the HttpFirewall bean for its filter chain).
+     */
     @Bean
     StrictHttpFirewall httpFirewall() {
         return FirewallRules.strictFirewall();
-    }
-
-    @Bean
-    WebSecurityCustomizer firewallOfTheFilterChain(StrictHttpFirewall firewall) {
-        return web -> web.httpFirewall(firewall);
     }
 
     /** URLs the firewall refuses (a "//", an encoded slash, ...) are problems like every other refusal. */
