@@ -69,9 +69,7 @@ public class LeaseSweeper {
     public int sweepDue() {
         int total = sweepOnce();
         if (total == batchSize) {
-            total += workers == 1
-                    ? Housekeeping.drain(batchSize, MAX_BATCHES_PER_RUN - 1, this::sweepOnce)
-                    : inParallel();
+            total += drainTogether();
         }
         if (total > 0) {
             log.debug("Sweeper expired {} leases", total);
@@ -79,7 +77,7 @@ public class LeaseSweeper {
         return total;
     }
 
-    private int inParallel() {
+    private int drainTogether() {
         int batchesEach = Math.max(1, (MAX_BATCHES_PER_RUN - 1) / workers);
         try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
             List<Future<Integer>> swept = new ArrayList<>();
