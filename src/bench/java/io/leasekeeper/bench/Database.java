@@ -6,7 +6,7 @@ import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.UUID;
 import org.springframework.jdbc.core.simple.JdbcClient;
-import org.springframework.jdbc.datasource.DriverManagerDataSource;
+import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 
 /** The benchmark's own SQL: emptying the tables between workloads and seeding leases in bulk. */
 final class Database {
@@ -53,7 +53,9 @@ final class Database {
     Database(String url, int cycleKeys) {
         this.url = url;
         this.cycleKeys = cycleKeys;
-        this.jdbc = JdbcClient.create(new DriverManagerDataSource(url));
+        // One connection for the whole run: the harness polls while it measures, and a new connection
+        // per query would fork a PostgreSQL backend each time on the machine being measured.
+        this.jdbc = JdbcClient.create(new SingleConnectionDataSource(url, true));
     }
 
     /**
@@ -114,6 +116,12 @@ final class Database {
         jdbc.sql("ALTER TABLE bench_lease ADD PRIMARY KEY (n)").update();
         return jdbc.sql("SELECT n, id, fencing_token FROM bench_lease ORDER BY n")
                 .query((rs, i) -> new SeededLease(rs.getInt(1), rs.getObject(2, UUID.class), rs.getLong(3))).list();
+    }
+
+    /** Whether any lease past its expiry is not yet marked: the first entry of the sweeper's index, cheap to poll. */
+    boolean anyUnswept() {
+        return jdbc.sql("SELECT EXISTS (SELECT 1 FROM lease WHERE state = 'active' AND expires_at <= lease_now())")
+                .query(Boolean.class).single();
     }
 
     /** Leases past their expiry that the sweeper has not yet marked. */
