@@ -14,10 +14,12 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Profile;
 import org.springframework.core.annotation.Order;
+import org.springframework.core.env.Environment;
 import org.springframework.security.config.annotation.web.builders.HttpSecurity;
 import org.springframework.security.oauth2.core.DelegatingOAuth2TokenValidator;
 import org.springframework.security.oauth2.jose.jws.SignatureAlgorithm;
@@ -34,8 +36,9 @@ import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * Development tokens, only with the {@code local} profile switched on explicitly. The service makes a
- * throwaway RSA key at start-up, trusts only that key, and mints tokens with {@code POST /local/token}.
+ * Development tokens, only with the {@code local} profile switched on explicitly, and only against a
+ * database on this machine. The service makes a throwaway RSA key at start-up, trusts only that key, and
+ * mints tokens with {@code POST /local/token}.
  * Without the profile none of these beans exist: the endpoint is absent and tokens are checked by the
  * standard resource-server properties alone.
  */
@@ -59,6 +62,15 @@ class LocalTokens {
                 .privateKey((RSAPrivateKey) pair.getPrivate())
                 .keyID("local-" + UUID.randomUUID())
                 .build();
+    }
+
+    /**
+     * Refuses to start unless the datasource is on this machine ({@link LoopbackDatabase}). A bean factory
+     * post-processor runs before any bean is made, so nothing has connected to that database yet.
+     */
+    @Bean
+    static BeanFactoryPostProcessor localDatabaseOnly(Environment environment) {
+        return beanFactory -> LoopbackDatabase.require(environment.getProperty("spring.datasource.url"));
     }
 
     @Bean
