@@ -7,6 +7,7 @@ import io.leasekeeper.web.BodyLimit;
 import io.leasekeeper.web.ErrorCode;
 import io.leasekeeper.web.Problems;
 import io.leasekeeper.web.TraceIds;
+import io.leasekeeper.web.TraceparentGuard;
 import io.micrometer.tracing.Tracer;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -135,6 +136,14 @@ class SecurityConfig implements WebMvcConfigurer {
     RequestRejectedHandler problemRequestRejected(JsonMapper json) {
         return (request, response, e) -> write(json, request, response, ErrorCode.REQUEST_REJECTED,
                 "The request URL is not acceptable.");
+    }
+
+    /** Before Spring MVC's observation filter (HIGHEST_PRECEDENCE + 1), which reads the caller's traceparent. */
+    @Bean
+    FilterRegistrationBean<TraceparentGuard> traceparentGuard() {
+        FilterRegistrationBean<TraceparentGuard> registration = new FilterRegistrationBean<>(new TraceparentGuard());
+        registration.setOrder(Ordered.HIGHEST_PRECEDENCE);
+        return registration;
     }
 
     /**

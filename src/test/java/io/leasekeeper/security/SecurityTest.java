@@ -164,4 +164,14 @@ class SecurityTest extends IntegrationTest {
                 .header("traceparent", "ff-" + traceId + "-00f067aa0ba902b7-01").GET(), writer("alice"));
         assertThat(invalidVersion.header("X-Trace-Id")).hasSize(32).isNotEqualTo(traceId);
     }
+
+    @Test
+    void aMalformedTraceparentStartsANewTraceAndIsNeverA5xx() {
+        for (String malformed : List.of("00", "00-", "01-" + "4bf92f3577b34da6a3ce929d0e0e4736", "garbage")) {
+            Api.Response r = api.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/leases"))
+                    .header("traceparent", malformed).header("tracestate", "k=v").GET(), writer("alice"));
+            assertThat(r.status()).as(malformed).isEqualTo(200);
+            assertThat(r.header("X-Trace-Id")).as(malformed).hasSize(32);
+        }
+    }
 }
