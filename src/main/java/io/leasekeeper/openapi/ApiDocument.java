@@ -13,7 +13,6 @@ import io.swagger.v3.oas.models.PathItem;
 import io.swagger.v3.oas.models.headers.Header;
 import io.swagger.v3.oas.models.info.Info;
 import io.swagger.v3.oas.models.media.IntegerSchema;
-import io.swagger.v3.oas.models.media.Schema;
 import io.swagger.v3.oas.models.media.StringSchema;
 import io.swagger.v3.oas.models.parameters.Parameter;
 import io.swagger.v3.oas.models.security.SecurityRequirement;
@@ -38,6 +37,8 @@ import org.springframework.http.HttpHeaders;
 class ApiDocument {
 
     static final String BEARER = "bearer";
+    /** Per operation: the scopes of which any one admits the call (OpenAPI 3.0 has no place for a bearer token's scopes). */
+    static final String ACCEPTED_SCOPES = "x-accepted-scopes";
     /** Response bodies the service always sends whole: every property present, null where the schema allows it. */
     static final Set<String> WHOLE_BODIES = Set.of("Lease", "LeaseTarget", "LeasePage", "LeaseHistory", "LeaseEvent",
             "FieldError");
@@ -56,7 +57,7 @@ class ApiDocument {
                                 `leases:write` (acquire, renew, release, and reads) or `leases:admin` (revoke, and \
                                 reads); its tenant claim (`tenant` unless configured otherwise) confines every call \
                                 to that tenant, and its `sub` is the lease owner. Each operation lists the scopes \
-                                that admit it in its security requirement (OpenAPI 3.1 role names)."""))
+                                of which any one admits it in `x-accepted-scopes`, and in its description."""))
                 .addParameters(IdempotencyKeys.HEADER, new Parameter().in("header").name(IdempotencyKeys.HEADER)
                         .required(false).schema(new StringSchema().pattern("^\"?[\\x21\\x23-\\x7E]{1,255}\"?$"))
                         .description("""
@@ -80,7 +81,7 @@ class ApiDocument {
                         .description("Present, `true`, when the answer replays the first answer to the same"
                                 + " Idempotency-Key; the lease is shown as it is now."));
         components.setExamples(ContractAnswers.examples());
-        ModelConverters.getInstance(true).readAll(new AnnotatedType(ProblemSchemas.Problem.class))
+        ModelConverters.getInstance(false).readAll(new AnnotatedType(ProblemSchemas.Problem.class))
                 .forEach(components::addSchemas);
         return new OpenAPI()
                 .info(new Info().title("Leasekeeper HTTP API").version("1.0").description("""
@@ -111,10 +112,8 @@ class ApiDocument {
             });
             List<String> targetTypes = Arrays.stream(TargetType.values()).map(TargetType::wireName).toList();
             for (String target : List.of("Target", "LeaseTarget")) {
-                @SuppressWarnings("unchecked")
-                Schema<String> type = (Schema<String>) openApi.getComponents().getSchemas().get(target)
-                        .getProperties().get("type");
-                type.setEnum(targetTypes);
+                openApi.getComponents().getSchemas().get(target).getProperties()
+                        .put("type", new StringSchema()._enum(targetTypes));
             }
         };
     }
@@ -134,8 +133,8 @@ class ApiDocument {
     }
 
     private static void requireScopes(Operation operation, List<String> scopes) {
-        operation.setSecurity(scopes.stream()
-                .map(scope -> new SecurityRequirement().addList(BEARER, scope)).toList());
+        operation.setSecurity(List.of(new SecurityRequirement().addList(BEARER)));
+        operation.addExtension(ACCEPTED_SCOPES, scopes);
         String prose = "Scope: " + String.join(" or ", scopes.stream().map(s -> "`" + s + "`").toList()) + ".";
         String description = operation.getDescription();
         if (description == null) {

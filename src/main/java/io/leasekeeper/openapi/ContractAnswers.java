@@ -24,8 +24,10 @@ import io.swagger.v3.oas.models.Operation;
 import io.swagger.v3.oas.models.examples.Example;
 import io.swagger.v3.oas.models.headers.Header;
 import io.swagger.v3.oas.models.media.Content;
+import io.swagger.v3.oas.models.media.IntegerSchema;
 import io.swagger.v3.oas.models.media.MediaType;
 import io.swagger.v3.oas.models.media.Schema;
+import io.swagger.v3.oas.models.media.StringSchema;
 import io.swagger.v3.oas.models.parameters.Parameter;
 import io.swagger.v3.oas.models.responses.ApiResponse;
 import io.swagger.v3.oas.models.responses.ApiResponses;
@@ -78,6 +80,8 @@ final class ContractAnswers implements OperationCustomizer {
         Set<ErrorCode> codes = EnumSet.copyOf(List.of(declared.value()));
         codes.addAll(EVERY_OPERATION);
         if (operation.getRequestBody() != null) {
+            // Handlers take their body as optional only to answer its absence with VALIDATION_FAILED.
+            operation.getRequestBody().setRequired(true);
             codes.addAll(WITH_BODY);
         }
         if (idempotent) {
@@ -124,8 +128,13 @@ final class ContractAnswers implements OperationCustomizer {
      */
     @SuppressWarnings({"unchecked", "rawtypes"})
     private static void describe(Parameter parameter) {
-        Schema schema = parameter.getSchema();
-        switch (parameter.getName() == null ? "" : parameter.getName()) {
+        if (parameter.get$ref() != null) {
+            return;
+        }
+        // springdoc hands every parameter of one type the same schema instance: describe a copy of it.
+        Schema schema = "integer".equals(parameter.getSchema().getType()) ? new IntegerSchema() : new StringSchema();
+        parameter.setSchema(schema);
+        switch (parameter.getName()) {
             case "leaseId" -> {
                 schema.format("uuid");
                 parameter.description("The lease's id, a UUID in canonical form (any other value names no lease: 404).");
