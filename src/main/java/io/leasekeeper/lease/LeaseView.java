@@ -15,7 +15,7 @@ record LeaseView(
         String program,
         TargetView target,
         String actor,
-        @Schema(nullable = true) String operation,
+        @Schema(nullable = true, description = "Null when the key has no operation class.") String operation,
         @Schema(description = "The JWT subject of the acquirer: the only caller that renews or releases.") String owner,
         @Schema(description = "The service instance holding the lease, as the acquire named it.") String holder,
         @Schema(description = "Larger than the token of every earlier lease; a renew never changes it.", minimum = "1")

@@ -56,7 +56,8 @@ class ApiDocument {
                                 An OAuth2 JWT access token. Its `scope` claim grants `leases:read` (reads), \
                                 `leases:write` (acquire, renew, release, and reads) or `leases:admin` (revoke, and \
                                 reads); its tenant claim (`tenant` unless configured otherwise) confines every call \
-                                to that tenant, and its `sub` is the lease owner. Each operation lists the scopes \
+                                to that tenant (another tenant's lease answers 404, as one that does not exist), \
+                                and its `sub` is the lease owner. Each operation lists the scopes \
                                 of which any one admits it in `x-accepted-scopes`, and in its description."""))
                 .addParameters(IdempotencyKeys.HEADER, new Parameter().in("header").name(IdempotencyKeys.HEADER)
                         .required(false).schema(new StringSchema().pattern("^\"?[\\x21\\x23-\\x7E]{1,255}\"?$"))

@@ -75,8 +75,10 @@ final class ContractAnswers implements OperationCustomizer {
         if (declared == null) {
             return operation;
         }
-        boolean idempotent = useIdempotencyKeyParameter(operation);
-        operation.getParameters().forEach(ContractAnswers::describe);
+        boolean idempotent = operation.getParameters() != null && useIdempotencyKeyParameter(operation);
+        if (operation.getParameters() != null) {
+            operation.getParameters().forEach(ContractAnswers::describe);
+        }
         Set<ErrorCode> codes = EnumSet.copyOf(List.of(declared.value()));
         codes.addAll(EVERY_OPERATION);
         if (operation.getRequestBody() != null) {
@@ -110,10 +112,6 @@ final class ContractAnswers implements OperationCustomizer {
 
     /** The operation's Idempotency-Key header (from the handler's signature) as the shared parameter. */
     private static boolean useIdempotencyKeyParameter(Operation operation) {
-        if (operation.getParameters() == null) {
-            operation.setParameters(List.of());
-            return false;
-        }
         List<Parameter> parameters = operation.getParameters().stream()
                 .map(p -> "header".equals(p.getIn()) && IdempotencyKeys.HEADER.equals(p.getName())
                         ? new Parameter().$ref("#/components/parameters/" + IdempotencyKeys.HEADER) : p)

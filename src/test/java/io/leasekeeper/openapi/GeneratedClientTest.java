@@ -81,4 +81,19 @@ class GeneratedClientTest extends IntegrationTest {
                 LeaseEvent.TypeEnum.ACQUIRED, LeaseEvent.TypeEnum.RENEWED, LeaseEvent.TypeEnum.RELEASED);
         assertThat(history).extracting(LeaseEvent::getFencingToken).containsOnly(lease.getFencingToken());
     }
+
+    @Test
+    void aRetryWithTheSameIdempotencyKeyReplaysTheGrantWithTheDocumentedHeader() throws Exception {
+        LeasesApi alice = leasesAs(writer("alice"));
+        String key = "retry-" + tenant;
+
+        ApiResponse<Lease> first = alice.acquireWithHttpInfo(acquireRequest("pod-a"), key);
+        ApiResponse<Lease> retry = alice.acquireWithHttpInfo(acquireRequest("pod-a"), key);
+
+        assertThat(first.getHeaders()).doesNotContainKey("idempotent-replayed");
+        assertThat(retry.getStatusCode()).isEqualTo(201);
+        assertThat(retry.getHeaders().get("idempotent-replayed")).containsExactly("true");
+        assertThat(retry.getData().getLeaseId()).isEqualTo(first.getData().getLeaseId());
+        assertThat(retry.getData().getFencingToken()).isEqualTo(first.getData().getFencingToken());
+    }
 }

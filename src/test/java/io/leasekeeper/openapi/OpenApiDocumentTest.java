@@ -103,6 +103,7 @@ class OpenApiDocumentTest extends IntegrationTest {
         assertThat(document.status()).isEqualTo(200);
         assertThat(document.header("Content-Type")).startsWith("application/json");
         assertThat(document.body().path("openapi").asString()).isEqualTo("3.0.1");
+        assertThat(api.get("/v3/api-docs.yaml", null).raw()).startsWith("openapi: 3.0.1");
 
         Api.Response leases = api.get("/v1/leases", null);
         assertThat(leases.status()).isEqualTo(401);
