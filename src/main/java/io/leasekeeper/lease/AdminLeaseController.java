@@ -1,6 +1,16 @@
 package io.leasekeeper.lease;
 
+import static io.leasekeeper.web.ErrorCode.LEASE_NOT_ACTIVE;
+import static io.leasekeeper.web.ErrorCode.LEASE_NOT_FOUND;
+import static io.leasekeeper.web.ErrorCode.VALIDATION_FAILED;
+
+import io.leasekeeper.openapi.ProblemCodes;
 import io.leasekeeper.security.Caller;
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.media.Content;
+import io.swagger.v3.oas.annotations.media.Schema;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
+import io.swagger.v3.oas.annotations.tags.Tag;
 import jakarta.servlet.http.HttpServletRequest;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.PathVariable;
@@ -11,6 +21,7 @@ import org.springframework.web.bind.annotation.RestController;
 
 /** Privileged operations; the security configuration admits only the {@code leases:admin} scope here. */
 @RestController
+@Tag(name = "admin")
 class AdminLeaseController {
 
     private final LeaseOperations operations;
@@ -24,6 +35,10 @@ class AdminLeaseController {
     }
 
     @PostMapping("/v1/admin/leases/{leaseId}/revoke")
+    @Operation(operationId = "revoke", summary = "End an active lease of the tenant and free its key at once")
+    @ApiResponse(responseCode = "200", description = "Revoked (state revoked).",
+            content = @Content(schema = @Schema(implementation = LeaseView.class)))
+    @ProblemCodes({VALIDATION_FAILED, LEASE_NOT_FOUND, LEASE_NOT_ACTIVE})
     ResponseEntity<?> revoke(@PathVariable String leaseId,
                              @RequestBody(required = false) LeaseRequests.RevokeRequest body, Caller admin,
                              @RequestHeader(name = IdempotentCalls.HEADER, required = false) String idempotencyKey,

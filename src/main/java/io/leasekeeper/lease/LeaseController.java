@@ -1,11 +1,28 @@
 package io.leasekeeper.lease;
 
+import static io.leasekeeper.web.ErrorCode.FENCING_TOKEN_MISMATCH;
+import static io.leasekeeper.web.ErrorCode.LEASE_EXPIRED;
+import static io.leasekeeper.web.ErrorCode.LEASE_HELD;
+import static io.leasekeeper.web.ErrorCode.LEASE_NOT_FOUND;
+import static io.leasekeeper.web.ErrorCode.LEASE_RELEASED;
+import static io.leasekeeper.web.ErrorCode.LEASE_REVOKED;
+import static io.leasekeeper.web.ErrorCode.NOT_LEASE_OWNER;
+import static io.leasekeeper.web.ErrorCode.NO_ACTIVE_LEASE;
+import static io.leasekeeper.web.ErrorCode.VALIDATION_FAILED;
+
 import io.leasekeeper.audit.AuditLog;
 import io.leasekeeper.audit.LeaseEvent;
+import io.leasekeeper.openapi.ProblemCodes;
 import io.leasekeeper.security.Caller;
 import io.leasekeeper.web.ApiException;
 import io.leasekeeper.web.ErrorCode;
 import io.leasekeeper.web.Problems;
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.Parameter;
+import io.swagger.v3.oas.annotations.media.Content;
+import io.swagger.v3.oas.annotations.media.Schema;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
+import io.swagger.v3.oas.annotations.tags.Tag;
 import jakarta.servlet.http.HttpServletRequest;
 import java.net.URI;
 import java.util.List;
@@ -23,15 +40,23 @@ import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
-/** The contract's {@code /v1/leases} endpoints. Mapping only: decisions live in {@link LeaseOperations}. */
+/**
+ * The contract's {@code /v1/leases} endpoints. Mapping only: decisions live in {@link LeaseOperations}.
+ * The annotations describe each operation in the OpenAPI document (docs/openapi.json).
+ */
 @RestController
 @RequestMapping("/v1/leases")
+@Tag(name = "leases")
 class LeaseController {
 
-    record Page(List<LeaseView> items, String nextCursor) {
+    @Schema(name = "LeasePage")
+    record Page(List<LeaseView> items,
+                @Schema(nullable = true, description = "Pass as cursor for the next page; null on the last.")
+                String nextCursor) {
     }
 
-    record History(List<LeaseEvent> items) {
+    @Schema(name = "LeaseHistory")
+    record History(@Schema(description = "Every event of the lease, oldest first.") List<LeaseEvent> items) {
     }
 
     private final LeaseOperations operations;
@@ -50,6 +75,12 @@ class LeaseController {
     }
 
     @PostMapping
+    @Operation(operationId = "acquire", summary = "Acquire a lease on a key if the key is free",
+            description = "Grants a new lease with a new, larger fencing token, or answers 409 LEASE_HELD with who"
+                    + " holds the key and when to retry.")
+    @ApiResponse(responseCode = "201", description = "Granted.",
+            content = @Content(schema = @Schema(implementation = LeaseView.class)))
+    @ProblemCodes({VALIDATION_FAILED, LEASE_HELD})
     ResponseEntity<?> acquire(@RequestBody(required = false) LeaseRequests.AcquireRequest body, Caller caller,
                               @RequestHeader(name = IdempotentCalls.HEADER, required = false) String idempotencyKey,
                               HttpServletRequest request) {
@@ -63,6 +94,13 @@ class LeaseController {
     }
 
     @PostMapping("/{leaseId}/renew")
+    @Operation(operationId = "renew", summary = "Extend the caller's active lease",
+            description = "expiresAt becomes min(now + ttl, maxExpiresAt); the fencing token never changes. A lease"
+                    + " whose expiry has passed answers 410 LEASE_EXPIRED and is never revived.")
+    @ApiResponse(responseCode = "200", description = "Renewed.",
+            content = @Content(schema = @Schema(implementation = LeaseView.class)))
+    @ProblemCodes({VALIDATION_FAILED, NOT_LEASE_OWNER, LEASE_NOT_FOUND, FENCING_TOKEN_MISMATCH, LEASE_EXPIRED,
+            LEASE_RELEASED, LEASE_REVOKED})
     ResponseEntity<?> renew(@PathVariable String leaseId,
                             @RequestBody(required = false) LeaseRequests.RenewRequest body, Caller caller,
                             @RequestHeader(name = IdempotentCalls.HEADER, required = false) String idempotencyKey,
@@ -75,6 +113,12 @@ class LeaseController {
     }
 
     @PostMapping("/{leaseId}/release")
+    @Operation(operationId = "release", summary = "Release the caller's lease (compare-and-delete)",
+            description = "Ends the lease and frees its key at once. A repeat by the owner answers 200 again.")
+    @ApiResponse(responseCode = "200", description = "Released (state released).",
+            content = @Content(schema = @Schema(implementation = LeaseView.class)))
+    @ProblemCodes({VALIDATION_FAILED, NOT_LEASE_OWNER, LEASE_NOT_FOUND, FENCING_TOKEN_MISMATCH, LEASE_EXPIRED,
+            LEASE_REVOKED})
     ResponseEntity<?> release(@PathVariable String leaseId,
                               @RequestBody(required = false) LeaseRequests.ReleaseRequest body, Caller caller,
                               @RequestHeader(name = IdempotentCalls.HEADER, required = false) String idempotencyKey,
@@ -86,17 +130,22 @@ class LeaseController {
     }
 
     @GetMapping("/{leaseId}")
+    @Operation(operationId = "inspect", summary = "A lease of the caller's tenant, as it is at serverTime")
+    @ProblemCodes(LEASE_NOT_FOUND)
     LeaseView inspect(@PathVariable String leaseId, Caller caller) {
         UUID id = leaseId(leaseId);
         LeaseStore.AtTime read = store.byId(id, caller.tenant()).orElseThrow(() -> notFound(leaseId));
         return LeaseView.of(read.lease(), read.now());
     }
 
+    /** targetType, target and actor are required, though taken as optional: one 400 names every one missing. */
     @GetMapping("/current")
+    @Operation(operationId = "current", summary = "The active lease on a key")
+    @ProblemCodes({VALIDATION_FAILED, NO_ACTIVE_LEASE})
     LeaseView current(@RequestParam(required = false) String program,
-                      @RequestParam(required = false) String targetType,
-                      @RequestParam(required = false) String target,
-                      @RequestParam(required = false) String actor,
+                      @Parameter(required = true) @RequestParam(required = false) String targetType,
+                      @Parameter(required = true) @RequestParam(required = false) String target,
+                      @Parameter(required = true) @RequestParam(required = false) String actor,
                       @RequestParam(required = false) String operation, Caller caller) {
         var key = requests.currentKey(caller.tenant(), program, targetType, target, actor, operation);
         LeaseStore.AtTime read = store.currentOfKey(key).orElseThrow(() -> new ApiException(
@@ -105,6 +154,8 @@ class LeaseController {
     }
 
     @GetMapping
+    @Operation(operationId = "list", summary = "Leases of the caller's tenant, newest first, a page at a time")
+    @ProblemCodes(VALIDATION_FAILED)
     Page list(@RequestParam(required = false) String program, @RequestParam(required = false) String actor,
               @RequestParam(required = false) String targetType, @RequestParam(required = false) String target,
               @RequestParam(required = false) String owner, @RequestParam(required = false) String holder,
@@ -121,6 +172,8 @@ class LeaseController {
     }
 
     @GetMapping("/{leaseId}/events")
+    @Operation(operationId = "history", summary = "A lease's audit events, oldest first")
+    @ProblemCodes(LEASE_NOT_FOUND)
     History history(@PathVariable String leaseId, Caller caller) {
         UUID id = leaseId(leaseId);
         List<LeaseEvent> events = audit.history(id, caller.tenant());

@@ -7,6 +7,7 @@ import io.leasekeeper.target.Target;
 import io.leasekeeper.target.TargetType;
 import io.leasekeeper.target.Text;
 import io.leasekeeper.web.FieldErrors;
+import io.swagger.v3.oas.annotations.media.Schema;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.Map;
@@ -17,23 +18,51 @@ import tools.jackson.databind.json.JsonMapper;
 @Component
 class LeaseRequests {
 
-    record TargetBody(String type, String value) {
+    // The @Schema constraints are the OpenAPI document's statement of the rules checked below.
+
+    @Schema(name = "Target", requiredProperties = {"type", "value"})
+    record TargetBody(String type,
+                      @Schema(minLength = 1, description = "Normalized per type before anything else (opaque:"
+                              + " Unicode NFC, surrounding whitespace trimmed, 1..512 characters, no control"
+                              + " characters).") String value) {
     }
 
-    record AcquireRequest(String program, TargetBody target, String actor, String operation, String holder,
-                          Integer ttlSeconds, Integer maxLifetimeSeconds, String jobId, String traceId,
-                          Metadata metadata) {
+    @Schema(requiredProperties = {"target", "actor", "holder", "ttlSeconds"})
+    record AcquireRequest(
+            @Schema(pattern = NAME, defaultValue = LeaseKey.DEFAULT_PROGRAM, description = "Lowercased.") String program,
+            TargetBody target,
+            @Schema(pattern = NAME, description = "Lowercased.") String actor,
+            @Schema(pattern = NAME, description = "Lowercased; absent: no operation class (a different key from"
+                    + " every operation).") String operation,
+            @Schema(minLength = 1, maxLength = 128, description = "The service instance taking the lease;"
+                    + " printable, not all blank.") String holder,
+            @Schema(minimum = "1", description = "Within leasekeeper.lease.min-ttl..max-ttl (1..3600 by default).")
+            Integer ttlSeconds,
+            @Schema(minimum = "1", description = "At least ttlSeconds and at most leasekeeper.lease.max-lifetime-cap"
+                    + " (7 days by default); absent: leasekeeper.lease.default-max-lifetime (1 day by default).")
+            Integer maxLifetimeSeconds,
+            @Schema(minLength = 1, maxLength = 128, description = "Printable, not all blank.") String jobId,
+            @Schema(minLength = 1, maxLength = 128, description = "Printable, not all blank.") String traceId,
+            @Schema(description = "Any JSON object of at most 8 KiB (leasekeeper.lease.metadata-max-size),"
+                    + " nested at most 16 levels deep.") Metadata metadata) {
     }
 
-    record RenewRequest(Long fencingToken, Integer ttlSeconds) {
+    @Schema(requiredProperties = "fencingToken")
+    record RenewRequest(@Schema(minimum = "1", description = "The lease's token.") Long fencingToken,
+                        @Schema(minimum = "1", description = "A new TTL for this and later renewals; absent: the"
+                                + " lease's TTL.") Integer ttlSeconds) {
     }
 
-    record ReleaseRequest(Long fencingToken) {
+    @Schema(requiredProperties = "fencingToken")
+    record ReleaseRequest(@Schema(minimum = "1", description = "The lease's token.") Long fencingToken) {
     }
 
-    record RevokeRequest(String reason) {
+    @Schema(requiredProperties = "reason")
+    record RevokeRequest(@Schema(minLength = 1, maxLength = 512, description = "Printable, not all blank.")
+                         String reason) {
     }
 
+    private static final String NAME = "^" + Names.REGEX + "$";
     static final int MAX_METADATA_DEPTH = 16;
     private static final String UNSTORABLE = "must not contain the NUL character or unpaired surrogates";
 

@@ -51,7 +51,7 @@ import tools.jackson.databind.json.JsonMapper;
  * JWT bearer tokens on every {@code /v1} call, decoded by Spring Boot's resource-server auto-configuration
  * from its standard properties. Scopes: {@code leases:read} reads, {@code leases:write} also acquires,
  * renews and releases, {@code leases:admin} also revokes. A token without a subject or tenant is invalid
- * (401). Health probes are open; no other actuator endpoint is reachable.
+ * (401). Health probes and the OpenAPI document are open; no other actuator endpoint is reachable.
  */
 @Configuration(proxyBeanMethods = false)
 class SecurityConfig implements WebMvcConfigurer {
@@ -85,6 +85,8 @@ class SecurityConfig implements WebMvcConfigurer {
                         .requestMatchers("/actuator/health", "/actuator/health/**", "/actuator/prometheus").permitAll()
                         .requestMatchers("/actuator/**").denyAll()
                         .requestMatchers("/error").permitAll()
+                        // The API's OpenAPI document (docs/openapi.json) is public, as the contract is.
+                        .requestMatchers(HttpMethod.GET, "/v3/api-docs", "/v3/api-docs.yaml").permitAll()
                         .requestMatchers("/v1/admin/**").hasAuthority(ADMIN)
                         .requestMatchers(HttpMethod.GET, "/v1/**").hasAnyAuthority(READ, WRITE, ADMIN)
                         .requestMatchers("/v1/**").hasAuthority(WRITE)
