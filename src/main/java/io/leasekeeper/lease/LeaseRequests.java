@@ -29,10 +29,10 @@ class LeaseRequests {
 
     @Schema(requiredProperties = {"target", "actor", "holder", "ttlSeconds"})
     record AcquireRequest(
-            @Schema(pattern = NAME, defaultValue = LeaseKey.DEFAULT_PROGRAM, description = "Lowercased.") String program,
+            @Schema(pattern = Names.PATTERN, defaultValue = LeaseKey.DEFAULT_PROGRAM, description = "Lowercased.") String program,
             TargetBody target,
-            @Schema(pattern = NAME, description = "Lowercased.") String actor,
-            @Schema(pattern = NAME, description = "Lowercased; absent: no operation class (a different key from"
+            @Schema(pattern = Names.PATTERN, description = "Lowercased.") String actor,
+            @Schema(pattern = Names.PATTERN, description = "Lowercased; absent: no operation class (a different key from"
                     + " every operation).") String operation,
             @Schema(minLength = 1, maxLength = 128, description = "The service instance taking the lease;"
                     + " printable, not all blank.") String holder,
@@ -62,7 +62,6 @@ class LeaseRequests {
                          String reason) {
     }
 
-    private static final String NAME = "^" + Names.REGEX + "$";
     static final int MAX_METADATA_DEPTH = 16;
     private static final String UNSTORABLE = "must not contain the NUL character or unpaired surrogates";
 

@@ -54,7 +54,6 @@ final class ContractAnswers implements OperationCustomizer {
 
     static final String PROBLEM_JSON = "application/problem+json";
     static final String PROBLEM_SCHEMA = "#/components/schemas/Problem";
-    private static final String NAME = "^" + Names.REGEX + "$";
 
     /** No or a bad token, a token without the scope, PostgreSQL away, a bug: possible on every operation. */
     static final Set<ErrorCode> EVERY_OPERATION =
@@ -138,12 +137,12 @@ final class ContractAnswers implements OperationCustomizer {
                 parameter.description("The lease's id, a UUID in canonical form (any other value names no lease: 404).");
             }
             case "program" -> {
-                schema.pattern(NAME);
+                schema.pattern(Names.PATTERN);
                 parameter.description("A program name, lowercased by the service. current: absent means `"
                         + LeaseKey.DEFAULT_PROGRAM + "`; list: absent matches every program.");
             }
             case "actor", "operation" -> {
-                schema.pattern(NAME);
+                schema.pattern(Names.PATTERN);
                 parameter.description("A name, lowercased by the service. current: an absent operation is the key"
                         + " without one; list: absent matches all.");
             }

@@ -6,9 +6,9 @@ import java.util.regex.Pattern;
 /** Program, actor and operation names: 1..63 of [A-Za-z0-9._-], starting with a letter or digit, lowercased. */
 public final class Names {
 
-    /** A name as the contract spells it (also the OpenAPI document's pattern for names). */
-    public static final String REGEX = "[A-Za-z0-9][A-Za-z0-9._-]{0,62}";
-    private static final Pattern NAME = Pattern.compile(REGEX);
+    /** A name as the contract spells it, anchored: the OpenAPI document's pattern for names too. */
+    public static final String PATTERN = "^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$";
+    private static final Pattern NAME = Pattern.compile(PATTERN);
 
     private Names() {
     }
