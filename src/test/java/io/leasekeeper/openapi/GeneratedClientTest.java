@@ -25,11 +25,17 @@ import org.junit.jupiter.api.Test;
  */
 class GeneratedClientTest extends IntegrationTest {
 
-    /** A client of the generated code calling as this token's subject; a response property the document lacks fails the call. */
+    /**
+     * A client of the generated code calling as this token's subject; a response property the document lacks
+     * fails the call. Each exchange is printed, a transcript in the build's output.
+     */
     private LeasesApi leasesAs(String token) {
         ApiClient client = new ApiClient();
         client.updateBaseUri("http://127.0.0.1:" + port);
         client.setRequestInterceptor(request -> request.header("Authorization", "Bearer " + token));
+        client.setResponseInterceptor(response -> System.out.println("generated client: "
+                + response.request().method() + " " + response.request().uri().getPath() + " -> "
+                + response.statusCode()));
         client.getObjectMapper().enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
         return new LeasesApi(client);
     }
