@@ -3,6 +3,7 @@ package io.leasekeeper.config;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.boot.context.properties.bind.Name;
 import org.springframework.util.unit.DataSize;
 
 /**
@@ -17,7 +18,9 @@ public record LeasekeeperProperties(
         @DefaultValue Security security,
         @DefaultValue Idempotency idempotency,
         @DefaultValue Audit audit,
-        @DefaultValue Metrics metrics) {
+        @DefaultValue Metrics metrics,
+        // "wait" names Object.wait(), which no record component may; the properties are leasekeeper.wait.*.
+        @Name("wait") @DefaultValue Wait waiting) {
 
     public LeasekeeperProperties {
         // Events of a lease that may still be active must survive, or its history would lose its ACQUIRED.
@@ -127,6 +130,32 @@ public record LeasekeeperProperties(
             require(!gaugeRefresh.isNegative() && !gaugeRefresh.isZero(),
                     "leasekeeper.metrics.gauge-refresh must be positive");
             require(maxTenants >= 1 && maxTenants <= 10_000, "leasekeeper.metrics.max-tenants must be within 1..10000");
+        }
+    }
+
+    /**
+     * Waiting requests: a waiting acquire and a watch (contract 1.1). {@code max} bounds their
+     * {@code waitSeconds}; 30 s answers well before the idle timeouts of common proxies and load balancers
+     * (60 s), which would otherwise cut a waiting request. {@code maxWaiters} bounds the requests one
+     * instance keeps waiting at once; beyond it a waiting request is answered as a non-waiting one.
+     * {@code fallbackPoll}: how often a waiter tries again while the listener for freed keys is down (its
+     * notifications may be lost then). {@code notifications} off stops sending them, so that waiters rely
+     * on their timers and the fallback poll alone: a switch for measuring what notifications cost.
+     * {@code listenUrl}: the JDBC URL of the listener's own connection, when it must bypass a proxy that
+     * pools transactions (LISTEN needs a session); unset, the datasource's URL.
+     */
+    public record Wait(
+            @DefaultValue("30s") Duration max,
+            @DefaultValue("1000") int maxWaiters,
+            @DefaultValue("1s") Duration fallbackPoll,
+            @DefaultValue("true") boolean notifications,
+            String listenUrl) {
+
+        public Wait {
+            requireWholeSeconds("leasekeeper.wait.max", max);
+            require(max.toSeconds() <= 300, "leasekeeper.wait.max must be at most 300s");
+            require(maxWaiters >= 0 && maxWaiters <= 100_000, "leasekeeper.wait.max-waiters must be within 0..100000");
+            require(!fallbackPoll.isNegative() && !fallbackPoll.isZero(), "leasekeeper.wait.fallback-poll must be positive");
         }
     }
 

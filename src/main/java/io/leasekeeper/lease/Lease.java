@@ -25,6 +25,7 @@ record Lease(
         String endReason,
         int ttlSeconds,
         int maxLifetimeSeconds,
+        int lockDelaySeconds,
         String jobId,
         String traceId,
         Metadata metadata) {

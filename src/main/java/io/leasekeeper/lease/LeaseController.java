@@ -6,6 +6,7 @@ import static io.leasekeeper.web.ErrorCode.LEASE_HELD;
 import static io.leasekeeper.web.ErrorCode.LEASE_NOT_FOUND;
 import static io.leasekeeper.web.ErrorCode.LEASE_RELEASED;
 import static io.leasekeeper.web.ErrorCode.LEASE_REVOKED;
+import static io.leasekeeper.web.ErrorCode.LOCK_DELAYED;
 import static io.leasekeeper.web.ErrorCode.NOT_LEASE_OWNER;
 import static io.leasekeeper.web.ErrorCode.NO_ACTIVE_LEASE;
 import static io.leasekeeper.web.ErrorCode.VALIDATION_FAILED;
@@ -28,6 +29,7 @@ import java.net.URI;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.Supplier;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
@@ -64,14 +66,16 @@ class LeaseController {
     private final LeaseRequests requests;
     private final AuditLog audit;
     private final IdempotentCalls idempotent;
+    private final Waiting waiting;
 
     LeaseController(LeaseOperations operations, LeaseStore store, LeaseRequests requests, AuditLog audit,
-                    IdempotentCalls idempotent) {
+                    IdempotentCalls idempotent, Waiting waiting) {
         this.operations = operations;
         this.store = store;
         this.requests = requests;
         this.audit = audit;
         this.idempotent = idempotent;
+        this.waiting = waiting;
     }
 
     @PostMapping
@@ -80,17 +84,30 @@ class LeaseController {
                     + " holds the key and when to retry.")
     @ApiResponse(responseCode = "201", description = "Granted.",
             content = @Content(schema = @Schema(implementation = LeaseView.class)))
-    @ProblemCodes({VALIDATION_FAILED, LEASE_HELD})
+    @ProblemCodes({VALIDATION_FAILED, LEASE_HELD, LOCK_DELAYED})
     ResponseEntity<?> acquire(@RequestBody(required = false) LeaseRequests.AcquireRequest body, Caller caller,
                               @RequestHeader(name = IdempotentCalls.HEADER, required = false) String idempotencyKey,
                               HttpServletRequest request) {
+        long arrived = System.nanoTime();
         AcquireCommand command = requests.acquire(body, caller.tenant());
-        return idempotent.run(idempotencyKey, caller, "POST", request.getRequestURI(), body, () ->
-                switch (operations.acquireIfFree(command, caller)) {
-                    case AcquireResult.Granted g -> ResponseEntity.created(URI.create("/v1/leases/" + g.lease().id()))
-                            .body(LeaseView.of(g.lease(), g.now()));
-                    case AcquireResult.Held h -> leaseHeld(h, command, request);
-                });
+        // Each try is its own transaction (with its Idempotency-Key claim): a waiting acquire holds nothing between tries.
+        Supplier<Waiting.Try> tryAcquire = () -> {
+            AcquireResult[] found = new AcquireResult[1];
+            ResponseEntity<?> answer = idempotent.run(idempotencyKey, caller, "POST", request.getRequestURI(), body,
+                    () -> answer(found[0] = operations.acquireIfFree(command, caller), command, request));
+            return new Waiting.Try(answer, found[0]);
+        };
+        return command.waitSeconds() == 0 ? tryAcquire.get().answer()
+                : waiting.acquire(command.waitSeconds(), arrived, tryAcquire);
+    }
+
+    private static ResponseEntity<?> answer(AcquireResult result, AcquireCommand command, HttpServletRequest request) {
+        return switch (result) {
+            case AcquireResult.Granted g -> ResponseEntity.created(URI.create("/v1/leases/" + g.lease().id()))
+                    .body(LeaseView.of(g.lease(), g.now()));
+            case AcquireResult.Held h -> leaseHeld(h, command, request);
+            case AcquireResult.Delayed d -> lockDelayed(d, command, request);
+        };
     }
 
     @PostMapping("/{leaseId}/renew")
@@ -130,12 +147,21 @@ class LeaseController {
     }
 
     @GetMapping("/{leaseId}")
-    @Operation(operationId = "inspect", summary = "A lease of the caller's tenant, as it is at serverTime")
-    @ProblemCodes(LEASE_NOT_FOUND)
-    LeaseView inspect(@PathVariable String leaseId, Caller caller) {
+    @Operation(operationId = "inspect", summary = "A lease of the caller's tenant, as it is at serverTime",
+            description = "With waitSeconds (a watch), an active lease is answered once it is no longer active"
+                    + " (released, revoked, expired by time) or when waitSeconds pass; a renew does not end the wait.")
+    @ProblemCodes({VALIDATION_FAILED, LEASE_NOT_FOUND})
+    LeaseView inspect(@PathVariable String leaseId,
+                      @Parameter(description = "0..leasekeeper.wait.max (30 by default); absent or 0: answer at once.")
+                      @RequestParam(required = false) Integer waitSeconds, Caller caller) {
+        long arrived = System.nanoTime();
         UUID id = leaseId(leaseId);
+        int wait = requests.watchSeconds(waitSeconds);
         LeaseStore.AtTime read = store.byId(id, caller.tenant()).orElseThrow(() -> notFound(leaseId));
-        return LeaseView.of(read.lease(), read.now());
+        if (wait == 0 || !read.lease().activeAt(read.now())) {
+            return LeaseView.of(read.lease(), read.now());
+        }
+        return waiting.watch(id, caller, wait, arrived, read);
     }
 
     /** targetType, target and actor are required, though taken as optional: one 400 names every one missing. */
@@ -189,8 +215,21 @@ class LeaseController {
                 "The key " + command.key().canonical() + " is held by another lease.", request);
         problem.setProperty("holder", Map.of("owner", held.owner(), "holder", held.holder(),
                 "expiresAt", held.expiresAt(), "remainingMs", held.remainingMs()));
-        long retryAfterSeconds = Math.max(1, (held.remainingMs() + 999) / 1000);
-        return ResponseEntity.status(ErrorCode.LEASE_HELD.status())
+        return busy(problem, held.remainingMs());
+    }
+
+    private static ResponseEntity<ProblemDetail> lockDelayed(AcquireResult.Delayed delayed, AcquireCommand command,
+                                                             HttpServletRequest request) {
+        ProblemDetail problem = Problems.of(ErrorCode.LOCK_DELAYED, "The key " + command.key().canonical()
+                + " is in the lock-delay of a lease that ended involuntarily.", request);
+        problem.setProperty("availableAt", delayed.availableAt());
+        return busy(problem, delayed.remainingMs());
+    }
+
+    /** A 409 for a busy key, with Retry-After in whole seconds, rounded up. */
+    private static ResponseEntity<ProblemDetail> busy(ProblemDetail problem, long remainingMs) {
+        long retryAfterSeconds = Math.max(1, (remainingMs + 999) / 1000);
+        return ResponseEntity.status(problem.getStatus())
                 .header(HttpHeaders.RETRY_AFTER, Long.toString(retryAfterSeconds))
                 .body(problem);
     }

@@ -1,11 +1,13 @@
 package io.leasekeeper.lease;
 
+import io.leasekeeper.config.LeasekeeperProperties;
 import io.leasekeeper.security.Caller;
 import io.leasekeeper.web.ApiException;
 import io.leasekeeper.web.ErrorCode;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Instant;
+import java.util.Optional;
 import java.util.UUID;
 import org.springframework.stereotype.Component;
 import org.springframework.transaction.annotation.Transactional;
@@ -25,10 +27,12 @@ public class LeaseOperations {
 
     private final LeaseStore store;
     private final Counter expiredByAcquire;
+    private final boolean notifications;
 
-    LeaseOperations(LeaseStore store, MeterRegistry registry) {
+    LeaseOperations(LeaseStore store, MeterRegistry registry, LeasekeeperProperties properties) {
         this.store = store;
         this.expiredByAcquire = Expirations.counter(registry, "acquire");
+        this.notifications = properties.waiting().notifications();
     }
 
     /** The active leases' counts and the sweeper's lag, read in one statement. */
@@ -37,31 +41,67 @@ public class LeaseOperations {
         return store.activeCounts();
     }
 
-    /** Grants the key when it is free, first recording the expiry of an active lease whose TTL has passed. */
+    /**
+     * Grants the key when it is free, first recording the expiry of an active lease whose TTL has passed;
+     * busy while another lease holds it or its lock-delay runs. A busy answer to a waiting acquire
+     * ({@code waitSeconds} > 0) also marks the key watched for that long, in the same transaction, so that
+     * the transition freeing it notifies the waiters.
+     */
     @Transactional
     public AcquireResult acquireIfFree(AcquireCommand command, Caller caller) {
-        long keyId = store.lockKey(command.key());
+        AcquireResult result = acquireOrBusy(command, caller);
+        if (!(result instanceof AcquireResult.Granted) && command.waitSeconds() > 0) {
+            store.watchKey(keyIdOf(result), command.waitSeconds() + 1);
+        }
+        return result;
+    }
+
+    private AcquireResult acquireOrBusy(AcquireCommand command, Caller caller) {
+        LeaseStore.KeyLock key = store.lockKey(command.key());
+        if (key.delayedUntil() != null) {
+            return delayed(key.id(), key.delayedUntil(), key.now());
+        }
         // A lease names the trace it was taken in: the client's traceId, else the request's own trace.
         String traceId = command.traceId() != null ? command.traceId() : caller.traceId();
-        LeaseStore.Transition acquire = store.acquireIfFree(keyId, command, traceId, caller);
+        LeaseStore.Transition acquire = store.acquireIfFree(key.id(), command, traceId, caller);
         if (!acquire.changed()) {
             Lease active = acquire.lease();
             Instant now = acquire.now();
             if (active.activeAt(now)) {
-                return new AcquireResult.Held(active.owner(), active.holder(), active.expiresAt(),
+                return new AcquireResult.Held(key.id(), active.owner(), active.holder(), active.expiresAt(),
                         active.remainingMillisAt(now));
             }
-            // Past its TTL, not yet recorded by the sweeper: record its expiry, then the key is free.
-            if (!store.expire(active.id(), ACQUIRE_EXPIRY, caller)) {
+            // Past its TTL, not yet recorded by the sweeper: record its expiry, then the key is free, unless
+            // the lease's lock-delay keeps it.
+            LeaseStore.Expiry expiry = store.expire(active.id(), ACQUIRE_EXPIRY, caller);
+            if (!expiry.expired()) {
                 throw changedUnderLock(active.id());
             }
             Expirations.afterCommit(expiredByAcquire, 1);
-            acquire = store.acquireIfFree(keyId, command, traceId, caller);
+            if (key.watched()) {
+                freed(Long.toString(key.id()));
+            }
+            if (expiry.delayedUntil() != null) {
+                return delayed(key.id(), expiry.delayedUntil(), now);
+            }
+            acquire = store.acquireIfFree(key.id(), command, traceId, caller);
             if (!acquire.changed()) {
                 throw changedUnderLock(acquire.lease().id());
             }
         }
         return new AcquireResult.Granted(acquire.lease(), acquire.now());
+    }
+
+    private static AcquireResult.Delayed delayed(long keyId, Instant availableAt, Instant now) {
+        return new AcquireResult.Delayed(keyId, availableAt, availableAt.toEpochMilli() - now.toEpochMilli());
+    }
+
+    private static long keyIdOf(AcquireResult busy) {
+        return switch (busy) {
+            case AcquireResult.Held held -> held.keyId();
+            case AcquireResult.Delayed delayed -> delayed.keyId();
+            case AcquireResult.Granted granted -> throw new IllegalArgumentException("granted, not busy");
+        };
     }
 
     /** Extends an active lease of the caller; {@code ttlSeconds} null keeps the lease's TTL. */
@@ -81,9 +121,12 @@ public class LeaseOperations {
     /** Compare-and-delete: ends the caller's active lease. Releasing an already released lease answers it again. */
     @Transactional
     public LeaseView releaseIfHeld(UUID leaseId, long fencingToken, Caller caller) {
-        lockKeyOfLease(leaseId, caller.tenant());
+        LeaseStore.KeyLock key = lockKeyOfLease(leaseId, caller.tenant());
         LeaseStore.Transition release = store.release(leaseId, fencingToken, caller)
                 .orElseThrow(() -> notFound(leaseId));
+        if (release.changed() && key.watched()) {
+            freed(Long.toString(key.id()));
+        }
         if (!release.changed()) {
             requireOwnerAndToken(release.lease(), fencingToken, caller);
             if (release.lease().stateAt(release.now()) != LeaseState.RELEASED) {
@@ -97,8 +140,11 @@ public class LeaseOperations {
     /** An admin ends an active lease of its tenant; the key is free at once. */
     @Transactional
     public LeaseView revoke(UUID leaseId, String reason, Caller admin) {
-        lockKeyOfLease(leaseId, admin.tenant());
+        LeaseStore.KeyLock key = lockKeyOfLease(leaseId, admin.tenant());
         LeaseStore.Transition revoke = store.revoke(leaseId, reason, admin).orElseThrow(() -> notFound(leaseId));
+        if (revoke.changed() && key.watched()) {
+            freed(Long.toString(key.id()));
+        }
         if (!revoke.changed()) {
             LeaseState state = revoke.lease().stateAt(revoke.now());
             if (state == LeaseState.ACTIVE) {
@@ -111,16 +157,37 @@ public class LeaseOperations {
 
     /**
      * One sweeper batch: records the expiry of up to {@code batchSize} due leases whose keys no one else
-     * has locked. Returns how many it expired.
+     * has locked, and notifies the waiters of those keys, one notification for the batch. Returns how many
+     * it expired.
      */
     @Transactional
     public int expireDue(int batchSize) {
-        return store.expireDue(batchSize, SWEEPER);
+        LeaseStore.Sweep sweep = store.expireDue(batchSize, SWEEPER);
+        if (sweep.watchedKeys() != null) {
+            freed(sweep.watchedKeys());
+        }
+        return sweep.expired();
+    }
+
+    /**
+     * A watch of a lease marks its key watched for {@code seconds} (its own short transaction): a transition
+     * that frees the key then notifies. Returns the key's id; empty when the tenant has no such lease.
+     */
+    @Transactional
+    public Optional<Long> watchKeyOfLease(UUID leaseId, String tenant, int seconds) {
+        return store.watchKeyOfLease(leaseId, tenant, seconds);
     }
 
     /** Locks the key of a lease of this tenant, or answers that the tenant has no such lease. */
-    private void lockKeyOfLease(UUID leaseId, String tenant) {
-        store.lockKeyOfLease(leaseId, tenant).orElseThrow(() -> notFound(leaseId));
+    private LeaseStore.KeyLock lockKeyOfLease(UUID leaseId, String tenant) {
+        return store.lockKeyOfLease(leaseId, tenant).orElseThrow(() -> notFound(leaseId));
+    }
+
+    /** Someone waits for these keys, just freed by this transaction: tell every instance when it commits. */
+    private void freed(String keyIds) {
+        if (notifications) {
+            store.notifyFreed(keyIds);
+        }
     }
 
     /** Why an owner's transition changed nothing, checked first: the caller owns the lease, then the token is its own. */

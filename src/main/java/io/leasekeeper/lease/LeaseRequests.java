@@ -44,7 +44,13 @@ class LeaseRequests {
             @Schema(minLength = 1, maxLength = 128, description = "Printable, not all blank.") String jobId,
             @Schema(minLength = 1, maxLength = 128, description = "Printable, not all blank.") String traceId,
             @Schema(description = "Any JSON object of at most 8 KiB (leasekeeper.lease.metadata-max-size),"
-                    + " nested at most 16 levels deep.") Metadata metadata) {
+                    + " nested at most 16 levels deep.") Metadata metadata,
+            @Schema(minimum = "0", defaultValue = "0", description = "How long to wait for a busy key, within"
+                    + " 0..leasekeeper.wait.max (30 by default): the answer comes as soon as the key is granted,"
+                    + " or after waitSeconds as a 1.0 acquire of a busy key.") Integer waitSeconds,
+            @Schema(minimum = "0", maximum = "60", defaultValue = "0", description = "After this lease ends"
+                    + " involuntarily (expired, revoked), its key cannot be acquired for this long.")
+            Integer lockDelaySeconds) {
     }
 
     @Schema(requiredProperties = "fencingToken")
@@ -63,15 +69,18 @@ class LeaseRequests {
     }
 
     static final int MAX_METADATA_DEPTH = 16;
+    static final int MAX_LOCK_DELAY_SECONDS = 60;
     private static final String UNSTORABLE = "must not contain the NUL character or unpaired surrogates";
 
     private final LeasekeeperProperties.Lease limits;
     private final LeasekeeperProperties.ListPage page;
+    private final int maxWaitSeconds;
     private final JsonMapper json;
 
     LeaseRequests(LeasekeeperProperties properties, JsonMapper json) {
         this.limits = properties.lease();
         this.page = properties.list();
+        this.maxWaitSeconds = (int) properties.waiting().max().toSeconds();
         this.json = json;
     }
 
@@ -105,8 +114,30 @@ class LeaseRequests {
                 > limits.metadataMaxSize().toBytes()) {
             errors.reject("metadata", "must be at most " + limits.metadataMaxSize().toBytes() + " bytes of JSON");
         }
+        int lockDelay = within(errors, "lockDelaySeconds", r.lockDelaySeconds(), MAX_LOCK_DELAY_SECONDS);
+        int wait = within(errors, "waitSeconds", r.waitSeconds(), maxWaitSeconds);
         errors.throwIfAny();
-        return new AcquireCommand(key, holder, ttl, maxLifetime, jobId, traceId, metadata);
+        return new AcquireCommand(key, holder, ttl, maxLifetime, lockDelay, wait, jobId, traceId, metadata);
+    }
+
+    /** A watch's {@code waitSeconds} (0..leasekeeper.wait.max; absent: 0, an inspect). */
+    int watchSeconds(Integer waitSeconds) {
+        FieldErrors errors = new FieldErrors();
+        int wait = within(errors, "waitSeconds", waitSeconds, maxWaitSeconds);
+        errors.throwIfAny();
+        return wait;
+    }
+
+    /** An optional count of seconds within 0..max; absent is 0. */
+    private static int within(FieldErrors errors, String field, Integer value, int max) {
+        if (value == null) {
+            return 0;
+        }
+        if (value < 0 || value > max) {
+            errors.reject(field, "must be within 0.." + max);
+            return 0;
+        }
+        return value;
     }
 
     long fencingToken(Long token) {

@@ -5,6 +5,7 @@ import io.leasekeeper.security.Caller;
 import io.leasekeeper.target.LeaseKey;
 import io.leasekeeper.target.Target;
 import io.leasekeeper.target.TargetType;
+import io.leasekeeper.wait.FreedKeys;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
@@ -30,11 +31,15 @@ class LeaseStore {
     private static final String COLUMNS = """
             l.id, l.owner, l.holder, l.fencing_token, l.state, l.acquired_at, l.renewed_at, l.expires_at,
             l.max_expires_at, l.ended_at, l.end_reason, l.ttl_seconds, l.max_lifetime_seconds,
-            l.job_id, l.trace_id, l.metadata,
+            l.lock_delay_seconds, l.job_id, l.trace_id, l.metadata,
             k.tenant, k.program, k.target_type, k.target_value, k.actor, k.operation""";
 
+    /** The key's row lock, with its lock-delay (when it has not passed) and whether anyone waits for it. */
     private static final String LOCK_KEY = """
-            SELECT id FROM lease_key
+            SELECT id, lease_now() AS now,
+                   CASE WHEN delayed_until > lease_now() THEN delayed_until END AS delayed_until,
+                   coalesce(watched_until > lease_now(), false) AS watched
+            FROM lease_key
             WHERE tenant = :tenant AND program = :program AND target_type = :targetType
               AND target_value = :targetValue AND actor = :actor
               AND operation IS NOT DISTINCT FROM CAST(:operation AS text)
@@ -58,10 +63,38 @@ class LeaseStore {
 
     private static final String LOCK_KEY_OF_LEASE = """
             WITH by_id AS MATERIALIZED (SELECT key_id, tenant FROM lease WHERE id = :leaseId)
-            SELECT k.id FROM by_id l JOIN lease_key k ON k.id = l.key_id
+            SELECT k.id, lease_now() AS now, NULL AS delayed_until,
+                   coalesce(k.watched_until > lease_now(), false) AS watched
+            FROM by_id l JOIN lease_key k ON k.id = l.key_id
             WHERE l.tenant = :tenant
             FOR UPDATE OF k
             """;
+
+    /**
+     * A request starts waiting for the key of a lease (a watch): the key's watched_until reaches at least
+     * {@code seconds} from now, so that the transition freeing it notifies. The key row is written (and
+     * locked) only when that moves watched_until forward.
+     */
+    private static final String WATCH_KEY_OF_LEASE = """
+            WITH by_id AS MATERIALIZED (SELECT key_id, tenant FROM lease WHERE id = :leaseId),
+            watched AS (
+                UPDATE lease_key k SET watched_until = lease_now() + make_interval(secs => :seconds)
+                FROM by_id l
+                WHERE k.id = l.key_id AND l.tenant = :tenant
+                  AND (k.watched_until IS NULL OR k.watched_until < lease_now() + make_interval(secs => :seconds))
+            )
+            SELECT key_id FROM by_id WHERE tenant = :tenant
+            """;
+
+    /** The same for a key already locked by a waiting acquire's transaction. */
+    private static final String WATCH_KEY = """
+            UPDATE lease_key SET watched_until = lease_now() + make_interval(secs => :seconds)
+            WHERE id = :keyId
+              AND (watched_until IS NULL OR watched_until < lease_now() + make_interval(secs => :seconds))
+            """;
+
+    /** Wakes the waiters of freed keys on every instance, when the transaction commits. */
+    private static final String NOTIFY_FREED = "SELECT pg_notify('" + FreedKeys.CHANNEL + "', :keyIds)";
 
     private static final String BY_ID = """
             WITH by_id AS MATERIALIZED (SELECT * FROM lease WHERE id = :leaseId)
@@ -88,11 +121,11 @@ class LeaseStore {
             granted AS (
                 INSERT INTO lease (id, key_id, tenant, owner, holder, fencing_token, state,
                                    acquired_at, expires_at, max_expires_at, ttl_seconds, max_lifetime_seconds,
-                                   job_id, trace_id, metadata)
+                                   lock_delay_seconds, job_id, trace_id, metadata)
                 SELECT gen_random_uuid(), :keyId, :tenant, :principal, :holder, nextval('fencing_token_seq'), 'active',
                        now, now + make_interval(secs => LEAST(:ttl, :maxLifetime)),
                        now + make_interval(secs => :maxLifetime),
-                       :ttl, :maxLifetime, :jobId, :leaseTraceId, CAST(:metadata AS jsonb)
+                       :ttl, :maxLifetime, :lockDelay, :jobId, :leaseTraceId, CAST(:metadata AS jsonb)
                 FROM clock
                 WHERE NOT EXISTS (SELECT 1 FROM active)
                 RETURNING *
@@ -133,7 +166,7 @@ class LeaseStore {
 
     /**
      * Ends an active lease of the tenant: released by its owner, if the token is its own (compare-and-delete),
-     * or revoked by an admin, whoever holds it.
+     * or revoked by an admin, whoever holds it. A revoke starts the key's lock-delay, when the lease has one.
      */
     private static final String END = """
             WITH clock AS (SELECT lease_now() AS now),
@@ -147,6 +180,10 @@ class LeaseStore {
                   AND (:state = 'revoked'
                        OR (l.owner = :principal AND l.fencing_token = CAST(:fencingToken AS bigint)))
                 RETURNING l.*
+            ), delayed AS (
+                UPDATE lease_key k SET delayed_until = e.ended_at + make_interval(secs => e.lock_delay_seconds)
+                FROM ended e
+                WHERE k.id = e.key_id AND e.state = 'revoked' AND e.lock_delay_seconds > 0
             ), event AS (
                 INSERT INTO lease_event (lease_id, type, from_state, to_state, fencing_token, at,
                                          principal, request_id, trace_id, details)
@@ -158,19 +195,29 @@ class LeaseStore {
 
     /**
      * Records the expiry of a lease whose TTL has passed, as of its expiry instant, with its EXPIRED
-     * event: an acquire finding the key's lease past its TTL before the sweeper did.
+     * event: an acquire finding the key's lease past its TTL before the sweeper did. A lease with a
+     * lock-delay delays its key until {@code expiresAt + lockDelaySeconds}. Returns whether it expired the
+     * lease, and the key's lock-delay when it has not passed yet.
      */
     private static final String EXPIRE = """
             WITH expired AS (
                 UPDATE lease SET state = 'expired', ended_at = expires_at, end_reason = 'expired'
                 WHERE id = :leaseId AND state = 'active' AND expires_at <= lease_now()
-                RETURNING id, fencing_token, expires_at
+                RETURNING id, key_id, fencing_token, expires_at, lock_delay_seconds
+            ), delayed AS (
+                UPDATE lease_key k SET delayed_until = e.expires_at + make_interval(secs => e.lock_delay_seconds)
+                FROM expired e
+                WHERE k.id = e.key_id AND e.lock_delay_seconds > 0
+                RETURNING k.delayed_until
+            ), event AS (
+                INSERT INTO lease_event (lease_id, type, from_state, to_state, fencing_token, at,
+                                         principal, request_id, trace_id, details)
+                SELECT id, 'EXPIRED', 'active', 'expired', fencing_token, lease_now(),
+                       :principal, :requestId, :traceId, jsonb_build_object('expiresAt', rfc3339(expires_at))
+                FROM expired
             )
-            INSERT INTO lease_event (lease_id, type, from_state, to_state, fencing_token, at,
-                                     principal, request_id, trace_id, details)
-            SELECT id, 'EXPIRED', 'active', 'expired', fencing_token, lease_now(),
-                   :principal, :requestId, :traceId, jsonb_build_object('expiresAt', rfc3339(expires_at))
-            FROM expired
+            SELECT (SELECT count(*) FROM expired) AS expired,
+                   (SELECT delayed_until FROM delayed WHERE delayed_until > lease_now()) AS delayed_until
             """;
 
     /**
@@ -180,7 +227,9 @@ class LeaseStore {
      * then expires only leases still active and due: a lease that a transaction committed since this
      * statement's snapshot has changed (renewed, released, expired by an acquire) is re-read by
      * PostgreSQL at its newest version and re-checked, so it is left alone. Each expired lease gets its
-     * EXPIRED event in the same statement, principal {@code system:sweeper}.
+     * EXPIRED event in the same statement, principal {@code system:sweeper}, and starts its key's
+     * lock-delay when it has one. Returns how many it expired and the ids of the keys among them that
+     * someone waits for.
      */
     private static final String EXPIRE_DUE = """
             WITH due_keys AS (
@@ -194,12 +243,22 @@ class LeaseStore {
                 UPDATE lease l SET state = 'expired', ended_at = l.expires_at, end_reason = 'expired'
                 FROM due_keys d
                 WHERE l.key_id = d.id AND l.state = 'active' AND l.expires_at <= lease_now()
-                RETURNING l.id, l.fencing_token, l.expires_at
+                RETURNING l.id, l.key_id, l.fencing_token, l.expires_at, l.lock_delay_seconds
+            ), delayed AS (
+                UPDATE lease_key k SET delayed_until = e.expires_at + make_interval(secs => e.lock_delay_seconds)
+                FROM expired e
+                WHERE k.id = e.key_id AND e.lock_delay_seconds > 0
+            ), events AS (
+                INSERT INTO lease_event (lease_id, type, from_state, to_state, fencing_token, at, principal, details)
+                SELECT id, 'EXPIRED', 'active', 'expired', fencing_token, lease_now(), :principal,
+                       jsonb_build_object('expiresAt', rfc3339(expires_at))
+                FROM expired
+                RETURNING 1
             )
-            INSERT INTO lease_event (lease_id, type, from_state, to_state, fencing_token, at, principal, details)
-            SELECT id, 'EXPIRED', 'active', 'expired', fencing_token, lease_now(), :principal,
-                   jsonb_build_object('expiresAt', rfc3339(expires_at))
-            FROM expired
+            SELECT (SELECT count(*) FROM events) AS expired,
+                   (SELECT string_agg(CAST(k.id AS text), ',')
+                    FROM expired e JOIN lease_key k ON k.id = e.key_id
+                    WHERE k.watched_until > lease_now()) AS watched_keys
             """;
 
     private static final String CURRENT_OF_KEY = """
@@ -246,6 +305,21 @@ class LeaseStore {
     private static final TypeReference<Map<String, Object>> JSON_OBJECT = new TypeReference<>() {
     };
 
+    /**
+     * A key's row, locked until the transaction ends at {@code now}: its id, the end of its lock-delay when
+     * that has not passed (else null; not read by the lock of a lease's key), and whether a request waits for it.
+     */
+    record KeyLock(long id, Instant now, Instant delayedUntil, boolean watched) {
+    }
+
+    /** What recording an expiry did: whether it expired the lease, and the key's lock-delay if it runs. */
+    record Expiry(boolean expired, Instant delayedUntil) {
+    }
+
+    /** One sweeper batch: how many leases it expired, and the watched keys among theirs (null: none). */
+    record Sweep(int expired, String watchedKeys) {
+    }
+
     /** A lease as read at {@code now}, the database time of the statement that read it. */
     record AtTime(Instant now, Lease lease) {
     }
@@ -270,19 +344,35 @@ class LeaseStore {
     }
 
     /** Locks the key's row until the transaction ends, first making it if the key is new. */
-    long lockKey(LeaseKey key) {
-        Optional<Long> locked = jdbc.sql(LOCK_KEY).params(keyParams(key)).query(Long.class).optional();
+    KeyLock lockKey(LeaseKey key) {
+        Optional<KeyLock> locked = jdbc.sql(LOCK_KEY).params(keyParams(key)).query(LeaseStore::keyLock).optional();
         if (locked.isPresent()) {
             return locked.get();
         }
         jdbc.sql(INSERT_KEY_IF_ABSENT).params(keyParams(key)).update();
-        return jdbc.sql(LOCK_KEY).params(keyParams(key)).query(Long.class).single();
+        return jdbc.sql(LOCK_KEY).params(keyParams(key)).query(LeaseStore::keyLock).single();
     }
 
     /** Locks the key of a lease of this tenant; empty when there is no such lease. */
-    Optional<Long> lockKeyOfLease(UUID leaseId, String tenant) {
+    Optional<KeyLock> lockKeyOfLease(UUID leaseId, String tenant) {
         return jdbc.sql(LOCK_KEY_OF_LEASE).param("leaseId", leaseId).param("tenant", tenant)
-                .query(Long.class).optional();
+                .query(LeaseStore::keyLock).optional();
+    }
+
+    /** A watch of a lease of this tenant marks its key watched for {@code seconds}; empty: no such lease. */
+    Optional<Long> watchKeyOfLease(UUID leaseId, String tenant, int seconds) {
+        return jdbc.sql(WATCH_KEY_OF_LEASE).param("leaseId", leaseId).param("tenant", tenant)
+                .param("seconds", seconds).query(Long.class).optional();
+    }
+
+    /** With the key locked: a waiting acquire marks it watched for {@code seconds}. */
+    void watchKey(long keyId, int seconds) {
+        jdbc.sql(WATCH_KEY).param("keyId", keyId).param("seconds", seconds).update();
+    }
+
+    /** Notifies every instance's waiters, at commit, that these keys are free. */
+    void notifyFreed(String keyIds) {
+        jdbc.sql(NOTIFY_FREED).param("keyIds", FreedKeys.payload(keyIds)).query(rs -> { });
     }
 
     Optional<AtTime> byId(UUID leaseId, String tenant) {
@@ -298,6 +388,7 @@ class LeaseStore {
                 .param("holder", command.holder())
                 .param("ttl", command.ttlSeconds())
                 .param("maxLifetime", command.maxLifetimeSeconds())
+                .param("lockDelay", command.lockDelaySeconds())
                 .param("jobId", command.jobId())
                 .param("leaseTraceId", leaseTraceId)
                 .param("metadata", json.writeValueAsString(command.metadata().values()))
@@ -331,9 +422,10 @@ class LeaseStore {
                 .query(this::transition).optional();
     }
 
-    /** With the key locked: true when the lease was active and due, and is now recorded as expired. */
-    boolean expire(UUID leaseId, String principal, Caller caller) {
-        return jdbc.sql(EXPIRE).params(by(principal, caller)).param("leaseId", leaseId).update() == 1;
+    /** With the key locked: records the expiry of the lease if it was active and due. */
+    Expiry expire(UUID leaseId, String principal, Caller caller) {
+        return jdbc.sql(EXPIRE).params(by(principal, caller)).param("leaseId", leaseId)
+                .query((rs, n) -> new Expiry(rs.getLong("expired") == 1, instant(rs, "delayed_until"))).single();
     }
 
     ActiveCounts activeCounts() {
@@ -341,9 +433,10 @@ class LeaseStore {
                 rs.getDouble("lag_seconds"))).single();
     }
 
-    /** Expires up to {@code batchSize} due leases with their events; returns how many. */
-    int expireDue(int batchSize, String principal) {
-        return jdbc.sql(EXPIRE_DUE).param("batchSize", batchSize).param("principal", principal).update();
+    /** Expires up to {@code batchSize} due leases with their events. */
+    Sweep expireDue(int batchSize, String principal) {
+        return jdbc.sql(EXPIRE_DUE).param("batchSize", batchSize).param("principal", principal)
+                .query((rs, n) -> new Sweep(rs.getInt("expired"), rs.getString("watched_keys"))).single();
     }
 
     Optional<AtTime> currentOfKey(LeaseKey key) {
@@ -408,6 +501,10 @@ class LeaseStore {
         return params;
     }
 
+    private static KeyLock keyLock(ResultSet rs, int row) throws SQLException {
+        return new KeyLock(rs.getLong("id"), instant(rs, "now"), instant(rs, "delayed_until"), rs.getBoolean("watched"));
+    }
+
     private AtTime atTime(ResultSet rs, int row) throws SQLException {
         return new AtTime(instant(rs, "now"), lease(rs, row));
     }
@@ -438,6 +535,7 @@ class LeaseStore {
                 rs.getString("end_reason"),
                 rs.getInt("ttl_seconds"),
                 rs.getInt("max_lifetime_seconds"),
+                rs.getInt("lock_delay_seconds"),
                 rs.getString("job_id"),
                 rs.getString("trace_id"),
                 new Metadata(json.readValue(rs.getString("metadata"), JSON_OBJECT)));

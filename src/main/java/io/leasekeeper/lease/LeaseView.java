@@ -31,6 +31,8 @@ record LeaseView(
         @Schema(nullable = true, description = "Why the lease ended; null while active.") String endReason,
         int ttlSeconds,
         int maxLifetimeSeconds,
+        @Schema(description = "After an involuntary end (expired, revoked), the key cannot be acquired for this"
+                + " long; a release frees it at once.", minimum = "0", maximum = "60") int lockDelaySeconds,
         @Schema(description = "expiresAt - serverTime; 0 when not active.", minimum = "0") long remainingMs,
         Instant serverTime,
         @Schema(nullable = true) String jobId,
@@ -66,6 +68,7 @@ record LeaseView(
                 expiredUnrecorded ? Lease.EXPIRED_REASON : lease.endReason(),
                 lease.ttlSeconds(),
                 lease.maxLifetimeSeconds(),
+                lease.lockDelaySeconds(),
                 lease.remainingMillisAt(now),
                 now,
                 lease.jobId(),

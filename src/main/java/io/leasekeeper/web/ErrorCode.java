@@ -19,6 +19,8 @@ public enum ErrorCode {
     /** Any other 4xx that Spring MVC or the servlet container answers (413, 414, ...): the status says why. */
     REQUEST_REJECTED(HttpStatus.BAD_REQUEST, "Request rejected"),
     LEASE_HELD(HttpStatus.CONFLICT, "Lease held"),
+    /** The key's last lease ended involuntarily and its lock-delay has not passed: retry at availableAt. */
+    LOCK_DELAYED(HttpStatus.CONFLICT, "Lock delayed"),
     FENCING_TOKEN_MISMATCH(HttpStatus.CONFLICT, "Fencing token mismatch"),
     LEASE_NOT_ACTIVE(HttpStatus.CONFLICT, "Lease not active"),
     IDEMPOTENCY_KEY_REUSED(HttpStatus.UNPROCESSABLE_CONTENT, "Idempotency key reused"),

@@ -42,6 +42,6 @@ class LeaseStateRulesTest {
         LeaseKey key = new LeaseKey("acme", "default", new Target(TargetType.OPAQUE, "x"), "a", null);
         return new Lease(UUID.randomUUID(), key, "o", "h", 1, stored, EXPIRES.minusSeconds(30), null, EXPIRES,
                 EXPIRES.plusSeconds(3600), stored == LeaseState.ACTIVE ? null : EXPIRES.minusSeconds(1),
-                stored == LeaseState.ACTIVE ? null : "x", 30, 86400, null, null, Metadata.EMPTY);
+                stored == LeaseState.ACTIVE ? null : "x", 30, 86400, 0, null, null, Metadata.EMPTY);
     }
 }
