@@ -102,6 +102,19 @@ public class IdempotencyStore {
         throw new IllegalStateException("could not claim idempotency key");
     }
 
+    /**
+     * Gives the claim up in its own transaction: the request was refused, so its retry runs again. Whatever
+     * else the transaction did still commits (an acquire that found the key busy may have recorded the
+     * expiry of the key's old lease, or marked the key watched for a waiting acquire).
+     */
+    @Transactional(propagation = Propagation.MANDATORY)
+    public void abandon(Request r) {
+        int deleted = jdbc.sql(FORGET).params(params(r)).update();
+        if (deleted != 1) {
+            throw new IllegalStateException("idempotency record not claimed by this transaction");
+        }
+    }
+
     @Transactional(propagation = Propagation.MANDATORY)
     public void complete(Request r, int status, UUID leaseId) {
         int updated = jdbc.sql(COMPLETE).params(params(r)).param("status", status).param("leaseId", leaseId).update();

@@ -20,8 +20,9 @@ import tools.jackson.databind.json.JsonMapper;
  * Runs a lease write under an Idempotency-Key. The claim, the operation (whose @Transactional joins this
  * transaction) and the recorded outcome commit together: a retry after a lost response replays the first
  * answer with the lease as it is now and {@code Idempotent-Replayed: true}; it never acquires again or
- * draws a second token. Only successes are recorded: a refused request changed nothing, so its retry
- * simply runs again.
+ * draws a second token. Only successes are recorded: a refusal gives the claim up and its retry simply
+ * runs again. (A refusal by exception rolls the transaction back; an acquire's busy answer commits what
+ * the acquire did on its way, such as recording an old lease's expiry or marking the key watched.)
  */
 @Component
 class IdempotentCalls {
@@ -56,7 +57,7 @@ class IdempotentCalls {
             if (response.getStatusCode().is2xxSuccessful() && response.getBody() instanceof LeaseView lease) {
                 store.complete(request, response.getStatusCode().value(), lease.leaseId());
             } else {
-                tx.setRollbackOnly(); // nothing to remember: the claim goes too
+                store.abandon(request); // a refusal (a busy key) is not remembered: its retry runs again
             }
             return response;
         });

@@ -16,6 +16,7 @@ import io.leasekeeper.audit.LeaseEvent;
 import io.leasekeeper.openapi.ProblemCodes;
 import io.leasekeeper.security.Caller;
 import io.leasekeeper.web.ApiException;
+import io.leasekeeper.web.ClientConnections;
 import io.leasekeeper.web.ErrorCode;
 import io.leasekeeper.web.Problems;
 import io.swagger.v3.oas.annotations.Operation;
@@ -98,7 +99,7 @@ class LeaseController {
             return new Waiting.Try(answer, found[0]);
         };
         return command.waitSeconds() == 0 ? tryAcquire.get().answer()
-                : waiting.acquire(command.waitSeconds(), arrived, tryAcquire);
+                : waiting.acquire(command.waitSeconds(), arrived, tryAcquire, () -> ClientConnections.closedByClient(request));
     }
 
     private static ResponseEntity<?> answer(AcquireResult result, AcquireCommand command, HttpServletRequest request) {

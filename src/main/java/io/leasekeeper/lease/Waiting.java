@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.springframework.http.ResponseEntity;
 import org.springframework.stereotype.Component;
@@ -67,9 +68,10 @@ class Waiting {
     /**
      * Tries the key; while it is busy, waits in this instance's queue for it and tries again whenever this
      * request is the longest-waiting one of the instance and the key may be free, until
-     * {@code arrivedNanos + waitSeconds}.
+     * {@code arrivedNanos + waitSeconds}. Before each try it asks whether the client is still there, and
+     * leaves the queue without trying when it has gone.
      */
-    ResponseEntity<?> acquire(int waitSeconds, long arrivedNanos, Supplier<Try> tryAcquire) {
+    ResponseEntity<?> acquire(int waitSeconds, long arrivedNanos, Supplier<Try> tryAcquire, BooleanSupplier clientGone) {
         long deadline = arrivedNanos + TimeUnit.SECONDS.toNanos(waitSeconds);
         long triedAt = System.nanoTime();
         Try tried = tryAcquire.get();
@@ -88,6 +90,11 @@ class Waiting {
                             waiters.retryByNanos(System.nanoTime()));
                 }
                 KeyWaiters.Wake wake = waiter.await(until);
+                if ((waiter.isHead() || wake == KeyWaiters.Wake.TIMED_OUT) && clientGone.getAsBoolean()) {
+                    // Never grant a key to a client that has gone: it would hold the key until its TTL.
+                    record("acquire", "gone", arrivedNanos);
+                    return tried.answer();
+                }
                 if (wake == KeyWaiters.Wake.CLOSING || System.nanoTime() - deadline >= 0) {
                     Try last = tryAcquire.get();
                     record("acquire", last.granted() ? "granted" : wake == KeyWaiters.Wake.CLOSING ? "shutdown"

@@ -1,0 +1,232 @@
+package io.leasekeeper.wait;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.leasekeeper.support.Api;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.leasekeeper.support.IntegrationTest;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+
+/**
+ * Contract 1.1, "Waiting acquire": a waiter is granted as soon as the key is freed (release, revoke, expiry
+ * by time with no sweeper), holds no database connection while it waits, and at its deadline answers as a
+ * 1.0 acquire of a busy key. Events are ordered by the service's own count of waiters, never by sleeping:
+ * the key is freed only once the waiter is known to wait. A waiter woken by a notification is granted long
+ * before any timer of its own (the holder's 60 s TTL) could have woken it.
+ */
+class WaitingAcquireTest extends IntegrationTest {
+
+    private static final Duration WOKEN_BY_NOTIFICATION = Duration.ofSeconds(10);
+
+    @Autowired
+    KeyWaiters waiters;
+
+    @Autowired
+    HikariDataSource pool;
+
+    @Autowired
+    MeterRegistry meters;
+
+    private final ExecutorService clients = Executors.newVirtualThreadPerTaskExecutor();
+
+    @AfterEach
+    void everyWaiterHasBeenAnswered() {
+        clients.shutdownNow();
+        await().atMost(Duration.ofSeconds(30)).until(() -> waiters.count() == 0);
+    }
+
+    @Test
+    void aWaiterIsGrantedTheKeyAsSoonAsTheHolderReleasesIt() throws Exception {
+        Api.Response held = acquire(writer("alice"), "k", "job", "a", 60);
+        CompletableFuture<Api.Response> waiting = waitFor(writer("bob"), "k", 20, 0);
+        awaitWaiters(1);
+
+        release(writer("alice"), id(held), token(held));
+
+        Api.Response granted = waiting.get(WOKEN_BY_NOTIFICATION.toSeconds(), TimeUnit.SECONDS);
+        assertThat(granted.status()).isEqualTo(201);
+        assertThat(granted.body().get("owner").asString()).isEqualTo("bob");
+        assertThat(token(granted)).isGreaterThan(token(held));
+        assertThat(eventTypes(id(granted))).containsExactly("ACQUIRED");
+        await().atMost(Duration.ofSeconds(5)).until(() -> waiters.count() == 0);
+    }
+
+    @Test
+    void aWaiterIsGrantedTheKeyAsSoonAsAnAdminRevokesIt() throws Exception {
+        Api.Response held = acquire(writer("alice"), "k", "job", "a", 60);
+        CompletableFuture<Api.Response> waiting = waitFor(writer("bob"), "k", 20, 0);
+        awaitWaiters(1);
+
+        assertThat(revoke(admin("root"), id(held), "stuck job").status()).isEqualTo(200);
+
+        Api.Response granted = waiting.get(WOKEN_BY_NOTIFICATION.toSeconds(), TimeUnit.SECONDS);
+        assertThat(granted.status()).isEqualTo(201);
+        assertThat(granted.body().get("owner").asString()).isEqualTo("bob");
+    }
+
+    @Test
+    void aWaiterIsGrantedTheKeyWhenTheHolderExpiresWithNoSweeperRunning() throws Exception {
+        Api.Response held = acquire(writer("alice"), "k", "job", "a", 2);
+        CompletableFuture<Api.Response> waiting = waitFor(writer("bob"), "k", 20, 0);
+
+        Api.Response granted = waiting.get(WOKEN_BY_NOTIFICATION.toSeconds(), TimeUnit.SECONDS);
+        assertThat(granted.status()).isEqualTo(201);
+        // Granted at the holder's expiry by the database's clock, not before it.
+        assertThat(Instant.parse(granted.body().get("acquiredAt").asString()))
+                .isAfterOrEqualTo(Instant.parse(held.body().get("expiresAt").asString()));
+        assertThat(eventTypes(id(held))).containsExactly("ACQUIRED", "EXPIRED");
+    }
+
+    @Test
+    void twoWaitersAndOneReleaseMakeExactlyOneGrantToTheLongestWaiting() throws Exception {
+        Api.Response held = acquire(writer("alice"), "k", "job", "a", 60);
+        CompletableFuture<Api.Response> first = waitFor(writer("bob"), "k", 20, 0);
+        awaitWaiters(1);
+        CompletableFuture<Api.Response> second = waitFor(writer("carol"), "k", 20, 0);
+        awaitWaiters(2);
+
+        release(writer("alice"), id(held), token(held));
+
+        Api.Response granted = first.get(WOKEN_BY_NOTIFICATION.toSeconds(), TimeUnit.SECONDS);
+        assertThat(granted.status()).isEqualTo(201);
+        assertThat(granted.body().get("owner").asString()).isEqualTo("bob");
+        awaitWaiters(1);
+        assertThat(second).isNotDone();
+        assertThat(jdbc.sql("SELECT count(*) FROM lease WHERE tenant = :tenant AND state = 'active'")
+                .param("tenant", tenant).query(Long.class).single()).isEqualTo(1);
+
+        release(writer("bob"), id(granted), token(granted));
+        Api.Response next = second.get(WOKEN_BY_NOTIFICATION.toSeconds(), TimeUnit.SECONDS);
+        assertThat(next.status()).isEqualTo(201);
+        assertThat(next.body().get("owner").asString()).isEqualTo("carol");
+    }
+
+    @Test
+    void atItsDeadlineAWaiterAnswersAsA10AcquireOfABusyKeyWithinOneSecond() throws Exception {
+        acquire(writer("alice"), "k", "job", "a", 60);
+        long sent = System.nanoTime();
+        Api.Response busy = api.post("/v1/leases", writer("bob"), body("k", 1, 0));
+        long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent);
+
+        assertThat(busy.status()).isEqualTo(409);
+        assertThat(busy.code()).isEqualTo("LEASE_HELD");
+        assertThat(busy.body().get("holder").get("owner").asString()).isEqualTo("alice");
+        assertThat(busy.header("Retry-After")).isNotNull();
+        assertThat(tookMillis).as("answered after waitSeconds, and no later than one second after it")
+                .isBetween(1_000L, 2_000L);
+        assertThat(waiters.count()).isZero();
+    }
+
+    @Test
+    void aWaiterHoldsNoDatabaseConnectionWhileItWaits() throws Exception {
+        acquire(writer("alice"), "k", "job", "a", 60);
+        CompletableFuture<Api.Response> waiting = waitFor(writer("bob"), "k", 3, 0);
+        awaitWaiters(1);
+
+        assertThat(pool.getHikariPoolMXBean().getActiveConnections()).isZero();
+        assertThat(waiting.get(10, TimeUnit.SECONDS).status()).isEqualTo(409);
+    }
+
+    @Test
+    void aWaiterWhoseClientHasGoneIsNeverGrantedTheKeyAndLeavesTheQueue() throws Exception {
+        Api.Response held = acquire(writer("alice"), "k", "job", "a", 60);
+        // Bob's client gives up after half a second and closes its connection; the request asked to wait 20.
+        HttpClient impatient = HttpClient.newHttpClient();
+        CompletableFuture<HttpResponse<String>> gaveUp = impatient.sendAsync(request(body("k", 20, 0))
+                        .header("Authorization", "Bearer " + writer("bob")).timeout(Duration.ofMillis(500)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(gaveUp).failsWithin(Duration.ofSeconds(10)).withThrowableThat()
+                .havingCause().isInstanceOf(HttpTimeoutException.class);
+        impatient.close();
+        assertThat(waiters.count()).as("bob's request still waits").isEqualTo(1);
+        CompletableFuture<Api.Response> carol = waitFor(writer("carol"), "k", 20, 0);
+        awaitWaiters(2);
+
+        release(writer("alice"), id(held), token(held));
+
+        // Bob's request was first in line; it finds its client gone, leaves, and carol gets the key.
+        Api.Response granted = carol.get(WOKEN_BY_NOTIFICATION.toSeconds(), TimeUnit.SECONDS);
+        assertThat(granted.body().get("owner").asString()).isEqualTo("carol");
+        assertThat(jdbc.sql("SELECT count(*) FROM lease WHERE tenant = :tenant AND owner = 'bob'")
+                .param("tenant", tenant).query(Long.class).single()).isZero();
+        assertThat(meters.get("leasekeeper.wait").tags("kind", "acquire", "outcome", "gone").timer().count())
+                .isPositive();
+    }
+
+    @Test
+    void aRetryOfAGrantedWaitingAcquireReplaysTheGrant() throws Exception {
+        Api.Response held = acquire(writer("alice"), "k", "job", "a", 60);
+        CompletableFuture<Api.Response> waiting = CompletableFuture.supplyAsync(() -> api.send(request(body("k", 20, 0))
+                .header("Idempotency-Key", "wait-1"), writer("bob")), clients);
+        awaitWaiters(1);
+        release(writer("alice"), id(held), token(held));
+        Api.Response granted = waiting.get(WOKEN_BY_NOTIFICATION.toSeconds(), TimeUnit.SECONDS);
+        assertThat(granted.status()).isEqualTo(201);
+
+        Api.Response retry = api.send(request(body("k", 20, 0)).header("Idempotency-Key", "wait-1"), writer("bob"));
+        assertThat(retry.status()).isEqualTo(201);
+        assertThat(retry.header("Idempotent-Replayed")).isEqualTo("true");
+        assertThat(id(retry)).isEqualTo(id(granted));
+    }
+
+    @Test
+    void waitSecondsOutsideItsBoundsIsAValidationFailure() {
+        for (int wait : new int[] {-1, 31}) {
+            Api.Response refused = api.post("/v1/leases", writer("bob"), body("k", wait, 0));
+            assertThat(refused.status()).isEqualTo(400);
+            assertThat(refused.code()).isEqualTo("VALIDATION_FAILED");
+            assertThat(refused.body().get("errors").get(0).get("field").asString()).isEqualTo("waitSeconds");
+        }
+    }
+
+    private CompletableFuture<Api.Response> waitFor(String token, String target, int waitSeconds, int lockDelay) {
+        return CompletableFuture.supplyAsync(() -> api.post("/v1/leases", token, body(target, waitSeconds, lockDelay)),
+                clients);
+    }
+
+    private void awaitWaiters(int count) {
+        await().atMost(Duration.ofSeconds(10)).until(() -> waiters.count() == count);
+    }
+
+    private HttpRequest.Builder request(Map<String, Object> body) {
+        return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/leases"))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(json(body)));
+    }
+
+    static Map<String, Object> body(String target, int waitSeconds, int lockDelaySeconds) {
+        Map<String, Object> body = new HashMap<>(Api.acquireBody(target, "job", "waiter", 30));
+        body.put("waitSeconds", waitSeconds);
+        body.put("lockDelaySeconds", lockDelaySeconds);
+        return body;
+    }
+
+    private static String json(Map<String, Object> body) {
+        return tools.jackson.databind.json.JsonMapper.builder().build().writeValueAsString(body);
+    }
+
+    static String id(Api.Response lease) {
+        return lease.body().get("leaseId").asString();
+    }
+
+    static long token(Api.Response lease) {
+        return lease.body().get("fencingToken").asLong();
+    }
+}
