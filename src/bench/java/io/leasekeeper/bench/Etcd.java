@@ -85,7 +85,7 @@ final class Etcd implements AutoCloseable {
         return pid;
     }
 
-    /** {@code etcd --version}, on one line. */
+    /** From {@code etcd --version}: "etcd 3.4.23 (go1.19.8)". */
     String version() {
         return version;
     }
@@ -185,7 +185,11 @@ final class Etcd implements AutoCloseable {
             process.destroyForcibly();
             throw new IllegalStateException(binary + " --version failed: " + out);
         }
-        return out.replaceAll("\\s*\\n\\s*", "; ");
+        // "etcd Version: 3.4.23", "Git SHA: …", "Go Version: go1.19.8", "Go OS/Arch: linux/amd64"
+        String etcd = out.replaceAll("(?s).*etcd Version:\\s*(\\S+).*", "$1");
+        String go = out.replaceAll("(?s).*Go Version:\\s*(\\S+).*", "$1");
+        return out.contains("etcd Version:") ? "etcd " + etcd + (out.contains("Go Version:") ? " (" + go + ")" : "")
+                : out.replaceAll("\\s*\\n\\s*", "; ");
     }
 
     private static int freePort() {

@@ -45,6 +45,10 @@ final class HandOvers {
         double millis(double percentile) {
             return latencies.getTotalCount() == 0 ? Double.NaN : latencies.getValueAtPercentile(percentile) / 1e6;
         }
+
+        double meanMillis() {
+            return latencies.getTotalCount() == 0 ? Double.NaN : latencies.getMean() / 1e6;
+        }
     }
 
     private static final long UNKNOWN = Long.MIN_VALUE;
