@@ -46,6 +46,13 @@ final class HandOvers {
             return latencies.getTotalCount() == 0 ? Double.NaN : latencies.getValueAtPercentile(percentile) / 1e6;
         }
 
+        /** The share of timed hand-overs that took longer than {@code millis}, in percent. */
+        double percentOver(double millis) {
+            long total = latencies.getTotalCount();
+            return total == 0 ? Double.NaN
+                    : 100.0 * (total - latencies.getCountBetweenValues(0, (long) (millis * 1e6))) / total;
+        }
+
         double meanMillis() {
             return latencies.getTotalCount() == 0 ? Double.NaN : latencies.getMean() / 1e6;
         }

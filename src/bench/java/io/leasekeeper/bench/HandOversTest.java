@@ -28,6 +28,8 @@ class HandOversTest {
         assertThat(window.latencies().getMaxValue()).isBetween(3 * MS - MS / 100, 3 * MS + MS / 100);
         assertThat(window.grantFirst()).isZero();
         assertThat(window.unmeasured()).isZero();
+        assertThat(window.percentOver(2)).isEqualTo(50.0);
+        assertThat(window.meanMillis()).isBetween(1.99, 2.01);
     }
 
     @Test
