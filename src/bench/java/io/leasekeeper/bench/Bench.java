@@ -8,8 +8,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The load harness: starts the built service against the given PostgreSQL, drives it over HTTP with
@@ -25,6 +28,7 @@ public final class Bench {
     private final Report report;
     private final String token = TestTokens.token("bench", "bench", TestTokens.WRITE);
     private ServiceProcess service;
+    private long postmasterPid;
 
     private Bench(Flags flags) {
         this.flags = flags;
@@ -42,31 +46,35 @@ public final class Bench {
     }
 
     private void run() throws Exception {
-        Path log = Path.of("target", "bench", "service.log");
-        Files.deleteIfExists(log);
-        List<String> arguments = new ArrayList<>(List.of("--spring.datasource.url=" + flags.jdbcUrl(),
-                "--spring.datasource.hikari.maximum-pool-size=" + flags.poolSize(),
-                "--spring.security.oauth2.resourceserver.jwt.public-key-location=" + TestTokens.publicKeyLocation()));
-        arguments.addAll(flags.serviceArgs());
-        service = ServiceProcess.ofCommand(List.of(ServiceProcess.java(), "-Xmx1g", "-jar",
-                ServiceProcess.builtJar().toString()), null, log, arguments);
+        postmasterPid = CpuUse.parentOf(database.count("SELECT pg_backend_pid()"));
+        service = newService("service");
         try (ServiceProcess started = service) {
-            started.start(); // Flyway has made the tables
-            cpu = new CpuUse(started.pid(), CpuUse.parentOf(database.count("SELECT pg_backend_pid()")));
-            pgbench = new Pgbench(database, Path.of("target", "bench", "pgbench"), cpu);
-            database.reset(flags.scaleSmall());
-            // A fresh JVM interprets, then compiles what runs hot: measure the compiled service only.
-            System.out.println("== warm-up of the service's JIT, " + flags.jit().toSeconds() + " s");
-            try (HttpLoad load = HttpLoad.start(service.port(), token, 32, cycleUnit(32), cpu)) {
-                Thread.sleep(flags.jit());
+            // etcd's workload alone needs no service: none is started, and no JIT warm-up is spent on it.
+            if (flags.needsService()) {
+                started.start(); // Flyway has made the tables
+                cpu = new CpuUse(started.pid(), postmasterPid);
+                pgbench = new Pgbench(database, Path.of("target", "bench", "pgbench"), cpu);
+                database.reset(flags.scaleSmall());
+                if (flags.workloads().contains("hotkey-wait")) {
+                    // Before minutes of other workloads: a server without waiting acquires fails here, at once.
+                    waitingAcquireProbe(service.port(), service.port());
+                    database.reset(flags.scaleSmall());
+                }
+                // A fresh JVM interprets, then compiles what runs hot: measure the compiled service only.
+                System.out.println("== warm-up of the service's JIT, " + flags.jit().toSeconds() + " s");
+                try (HttpLoad load = HttpLoad.start(service.port(), token, 32, cycleUnit(32), cpu)) {
+                    Thread.sleep(flags.jit());
+                }
             }
-            report.environment(database);
+            report.environment(database, flags.needsService());
             for (String workload : flags.workloads()) {
                 System.out.println("== " + workload);
                 switch (workload) {
                     case "cycle" -> cycle();
                     case "renew" -> renew();
                     case "hotkey" -> hotKey();
+                    case "hotkey-wait" -> hotKeyWait();
+                    case "etcd-hotkey" -> etcdHotKey();
                     case "scale" -> scale();
                     case "expiry" -> massExpiry();
                     default -> throw new IllegalArgumentException("unknown workload " + workload);
@@ -78,6 +86,19 @@ public final class Bench {
         Files.writeString(out, report.markdown());
         System.out.println(report.markdown());
         System.out.println("Report written to " + out.toAbsolutePath());
+    }
+
+    /** An instance of the built service on the run's database; its output in target/bench/{name}.log. */
+    private ServiceProcess newService(String name) throws IOException {
+        Path log = Path.of("target", "bench", name + ".log");
+        Files.deleteIfExists(log);
+        Files.deleteIfExists(log.resolveSibling(name + ".stderr.log"));
+        List<String> arguments = new ArrayList<>(List.of("--spring.datasource.url=" + flags.jdbcUrl(),
+                "--spring.datasource.hikari.maximum-pool-size=" + flags.poolSize(),
+                "--spring.security.oauth2.resourceserver.jwt.public-key-location=" + TestTokens.publicKeyLocation()));
+        arguments.addAll(flags.serviceArgs());
+        return ServiceProcess.ofCommand(List.of(ServiceProcess.java(), "-Xmx1g", "-jar",
+                ServiceProcess.builtJar().toString()), null, log, arguments);
     }
 
     /** Acquire then release on random keys of the client's own share of the key space. */
@@ -148,6 +169,191 @@ public final class Bench {
             }
         });
         report.hotKey(clients, http);
+    }
+
+    private static final Duration WAIT_TIMEOUT = Duration.ofSeconds(60); // above the longest wait, 30 s
+    private static final int WAIT_CLIENTS = 64;
+    private static final int WAIT_INSTANCES = 2;
+
+    private static String acquireBody(String key, Integer waitSeconds) {
+        return """
+                {"target": {"type": "opaque", "value": "%s"}, "actor": "bench", "holder": "bench-client",
+                 "ttlSeconds": 30%s}""".formatted(key, waitSeconds == null ? "" : ", \"waitSeconds\": " + waitSeconds);
+    }
+
+    private static String releaseBody(HttpLoad.Calls.Answer granted) {
+        return "{\"fencingToken\": " + granted.body().get("fencingToken").asLong() + "}";
+    }
+
+    private static String releasePath(HttpLoad.Calls.Answer granted) {
+        return "/v1/leases/" + granted.body().get("leaseId").asString() + "/release";
+    }
+
+    /**
+     * Issue 15's waiting acquire on the hot key: a second instance of the service on the same database,
+     * 64 clients split between the two, each acquiring with {@code waitSeconds: 30} (a 201 is a grant; a
+     * 409 after the wait is counted and tried again) and releasing at once. Hand-overs as in {@link HandOvers}.
+     */
+    private void hotKeyWait() throws Exception {
+        database.reset(flags.scaleSmall());
+        try (ServiceProcess second = newService("service-2")) {
+            second.start();
+            CpuUse both = new CpuUse(Set.of(service.pid(), second.pid()), postmasterPid);
+            // The second instance is a fresh JVM: the same JIT warm-up as the first had.
+            System.out.println("== warm-up of the second instance's JIT, " + flags.jit().toSeconds() + " s");
+            try (HttpLoad load = HttpLoad.start(second.port(), token, 32, cycleUnit(32), both)) {
+                Thread.sleep(flags.jit());
+            }
+            database.reset(flags.scaleSmall());
+            waitingAcquireProbe(service.port(), second.port());
+            HandOvers handOvers = new HandOvers();
+            HttpLoad.Window http;
+            HandOvers.Window window;
+            try (HttpLoad load = HttpLoad.start(List.of(service.port(), second.port()), token, WAIT_TIMEOUT,
+                    WAIT_CLIENTS, (client, calls) -> {
+                        HttpLoad.Calls.Answer acquired = calls.post("acquire", "/v1/leases",
+                                acquireBody("hot-wait", 30), 201, 409);
+                        if (acquired.status() == 201) {
+                            handOvers.granted(acquired.answeredAt());
+                            releaseReported(handOvers, () -> calls.post("release", releasePath(acquired),
+                                    releaseBody(acquired), 200));
+                        }
+                    }, both)) {
+                Thread.sleep(flags.warmup());
+                load.measure();
+                handOvers.measure();
+                Thread.sleep(flags.duration());
+                http = load.measure();
+                window = handOvers.measure();
+            }
+            List<String> unexpected = http.outcomes().keySet().stream().filter(o -> o.startsWith("acquire ")
+                    && !o.equals("acquire 201") && !o.equals("acquire 409")).toList();
+            if (!unexpected.isEmpty() || window.handOvers() == 0) {
+                throw new IllegalStateException("hotkey-wait: the waiting acquires did not work (answers " + http.outcomes()
+                        + ", " + window.handOvers() + " hand-overs); no figures reported. See target/bench/service*.log");
+            }
+            report.hotKeyWait(WAIT_CLIENTS, WAIT_INSTANCES, http, window);
+        }
+    }
+
+    private interface Release {
+        HttpLoad.Calls.Answer call() throws Exception;
+    }
+
+    /** Reports the release's answer, or that it never came (then throws on, for the load to count the error). */
+    private static void releaseReported(HandOvers handOvers, Release release) throws Exception {
+        HttpLoad.Calls.Answer released;
+        try {
+            released = release.call();
+        } catch (Exception e) {
+            handOvers.releaseUnknown();
+            throw e;
+        }
+        handOvers.released(released.answeredAt());
+    }
+
+    /**
+     * Whether the service really waits: a lease held through one instance, an acquire with waitSeconds on
+     * the other (or the same), the lease released a second later; the waiter must then be granted, after
+     * the release and not before. Anything else (400: the server does not know waitSeconds yet; an
+     * immediate 409: it ignores it) stops the benchmark here with what the server answered.
+     */
+    private void waitingAcquireProbe(int holderPort, int waiterPort) throws Exception {
+        String key = "wait-probe-" + System.nanoTime();
+        HttpLoad.Calls.Answer held = HttpLoad.post(holderPort, token, WAIT_TIMEOUT, "/v1/leases", acquireBody(key, null));
+        if (held.status() != 201) {
+            throw new IllegalStateException("hotkey-wait probe: the first acquire answered " + held.status() + ": " + held.body());
+        }
+        AtomicReference<Object> waited = new AtomicReference<>();
+        long sent = System.nanoTime();
+        Thread waiter = Thread.ofVirtual().start(() -> {
+            try {
+                waited.set(HttpLoad.post(waiterPort, token, WAIT_TIMEOUT, "/v1/leases", acquireBody(key, 10)));
+            } catch (Exception e) {
+                waited.set(e);
+            }
+        });
+        Thread.sleep(1000);
+        long releaseSent = System.nanoTime();
+        HttpLoad.Calls.Answer released = HttpLoad.post(holderPort, token, WAIT_TIMEOUT, releasePath(held), releaseBody(held));
+        if (released.status() != 200) {
+            throw new IllegalStateException("hotkey-wait probe: the release answered " + released.status() + ": " + released.body());
+        }
+        waiter.join(Duration.ofSeconds(70));
+        if (!(waited.get() instanceof HttpLoad.Calls.Answer answer)) {
+            throw new IllegalStateException("hotkey-wait probe: the waiting acquire failed: " + waited.get());
+        }
+        String seen = answer.status() + " after " + (answer.answeredAt() - sent) / 1_000_000 + " ms (the release was sent after "
+                + (releaseSent - sent) / 1_000_000 + " ms): " + answer.body();
+        if (answer.status() == 400) {
+            throw new IllegalStateException("hotkey-wait: the service refuses \"waitSeconds\" (answered " + seen
+                    + "). It does not support waiting acquires yet (issue 15); run hotkey-wait once it does.");
+        }
+        if (answer.status() != 201) {
+            throw new IllegalStateException("hotkey-wait: an acquire with \"waitSeconds\": 10 on a key freed a second later "
+                    + "was not granted: " + seen);
+        }
+        if (answer.answeredAt() < releaseSent) {
+            throw new IllegalStateException("hotkey-wait: a waiting acquire was granted while the key was still held: " + seen);
+        }
+        HttpLoad.Calls.Answer freed = HttpLoad.post(waiterPort, token, WAIT_TIMEOUT, releasePath(answer), releaseBody(answer));
+        if (freed.status() != 200) {
+            throw new IllegalStateException("hotkey-wait probe: the waiter's release answered " + freed.status() + ": " + freed.body());
+        }
+        System.out.println("hotkey-wait probe: the waiting acquire answered " + seen);
+    }
+
+    /**
+     * etcd's lock on one key, for issue 15: a throwaway single-member etcd (loopback, fsync on), driven
+     * through its JSON gateway with the same HTTP client as the service. Each client grants itself a lease
+     * once (a TTL longer than the whole workload, so no keep-alive is needed), then loops: /v3/lock/lock
+     * on the one name with its lease (etcd answers when the lock is the client's), /v3/lock/unlock with
+     * the key that lock answered.
+     */
+    private void etcdHotKey() throws Exception {
+        Duration each = flags.warmup().plus(flags.duration());
+        Duration all = each.multipliedBy(flags.etcdClients().size());
+        long ttl = all.toSeconds() + 300;
+        try (Etcd etcd = Etcd.start(flags.etcd(), Path.of(flags.etcdDir()), all.plusSeconds(180),
+                Path.of("target", "bench", "etcd.log"))) {
+            System.out.println("etcd on 127.0.0.1:" + etcd.clientPort() + ", " + etcd.version() + ", data in " + etcd.dataDir());
+            CpuUse etcdCpu = new CpuUse(etcd.pid(), postmasterPid);
+            for (int clients : flags.etcdClients()) {
+                String name = Base64.getEncoder().encodeToString(("leasekeeper-bench-hot-" + clients).getBytes());
+                String[] leases = new String[clients];
+                HandOvers handOvers = new HandOvers();
+                HttpLoad.Window http;
+                HandOvers.Window window;
+                try (HttpLoad load = HttpLoad.start(List.of(etcd.clientPort()), null, WAIT_TIMEOUT, clients,
+                        (client, calls) -> {
+                            if (leases[client] == null) {
+                                leases[client] = calls.post("lease grant", "/v3/lease/grant", "{\"TTL\": " + ttl + "}", 200)
+                                        .body().get("ID").asString();
+                            }
+                            HttpLoad.Calls.Answer locked = calls.post("lock", "/v3/lock/lock",
+                                    "{\"name\": \"" + name + "\", \"lease\": \"" + leases[client] + "\"}", 200);
+                            handOvers.granted(locked.answeredAt());
+                            releaseReported(handOvers, () -> calls.post("unlock", "/v3/lock/unlock",
+                                    "{\"key\": \"" + locked.body().get("key").asString() + "\"}", 200));
+                        }, etcdCpu)) {
+                    Thread.sleep(flags.warmup());
+                    load.measure();
+                    handOvers.measure();
+                    Thread.sleep(flags.duration());
+                    http = load.measure();
+                    window = handOvers.measure();
+                }
+                int revoked = 0;
+                for (String lease : leases) {
+                    if (lease != null && HttpLoad.post(etcd.clientPort(), null, WAIT_TIMEOUT, "/v3/lease/revoke",
+                            "{\"ID\": \"" + lease + "\"}").status() == 200) {
+                        revoked++;
+                    }
+                }
+                System.out.println("etcd-hotkey " + clients + " clients: " + http.outcomes() + "; " + revoked + " leases revoked");
+                report.etcdHotKey(clients, etcd.version(), http, window);
+            }
+        }
     }
 
     /** The cycle at 32 clients beside few and beside very many other active leases. */

@@ -3,13 +3,15 @@ package io.leasekeeper.bench;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Set;
 import java.util.stream.Stream;
 
 /**
  * CPU time spent on this machine during a window, by who spent it: the service, PostgreSQL (its live
  * processes, and through the postmaster's children times those that ended meanwhile, such as pgbench's
  * backends), pgbench (a child of this JVM, counted once it has been waited for), and the load clients (this
- * JVM). Read from /proc, so Linux only. In cores: CPU seconds per second of the window.
+ * JVM). Read from /proc, so Linux only. In cores: CPU seconds per second of the window. "The service" may
+ * be several processes (two instances), or, for etcd's workload, etcd.
  */
 final class CpuUse {
 
@@ -26,13 +28,17 @@ final class CpuUse {
 
     private static final double TICKS_PER_SECOND = ticksPerSecond();
 
-    private final long servicePid;
+    private final Set<Long> servicePids;
     private final long postmasterPid;
     private final long ownPid = ProcessHandle.current().pid();
     private Ticks start;
 
     CpuUse(long servicePid, long postmasterPid) {
-        this.servicePid = servicePid;
+        this(Set.of(servicePid), postmasterPid);
+    }
+
+    CpuUse(Set<Long> servicePids, long postmasterPid) {
+        this.servicePids = Set.copyOf(servicePids);
         this.postmasterPid = postmasterPid;
     }
 
@@ -76,7 +82,7 @@ final class CpuUse {
                 String[] f = fields(stat);
                 long own = Long.parseLong(f[11]) + Long.parseLong(f[12]);        // utime + stime
                 long children = Long.parseLong(f[13]) + Long.parseLong(f[14]);   // cutime + cstime
-                if (pid == servicePid) {
+                if (servicePids.contains(pid)) {
                     service += own;
                 } else if (pid == ownPid) {
                     clients += own;

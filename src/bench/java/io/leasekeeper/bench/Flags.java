@@ -9,11 +9,19 @@ import java.util.Map;
 /** The benchmark's settings, from {@code --name=value} flags; every flag has a default. */
 record Flags(String jdbcUrl, List<String> workloads, List<Integer> clients, Duration jit, Duration warmup, Duration duration,
              int keys, int renewLeases, int scaleSmall, int scaleLarge, int expiryLeases, int poolSize,
-             boolean ceiling, List<String> serviceArgs, String report) {
+             boolean ceiling, List<String> serviceArgs, String report, String etcd, String etcdDir,
+             List<Integer> etcdClients) {
+
+    /** Workloads of the service (they need it started); the others need no service. */
+    static final List<String> SERVICE_WORKLOADS = List.of("cycle", "renew", "hotkey", "scale", "expiry", "hotkey-wait");
+    static final List<String> WORKLOADS = List.of("cycle", "renew", "hotkey", "scale", "expiry", "hotkey-wait",
+            "etcd-hotkey");
 
     static final String USAGE = """
             --jdbc-url=URL          PostgreSQL for the service and pgbench (required; src/bench/run makes one)
-            --workloads=LIST        cycle,renew,hotkey,scale,expiry (default: all)
+            --workloads=LIST        cycle,renew,hotkey,scale,expiry (the default), and also hotkey-wait (waiting
+                                    acquires over two instances; needs the server's waitSeconds) and etcd-hotkey
+                                    (etcd's lock on one key; needs etcd, which src/bench/run installs)
             --clients=LIST          concurrent clients of the cycle workload (default 1,8,32,64)
             --jit=DURATION          the service's warm-up once at start, until its JIT has compiled (default 60s)
             --warmup=DURATION       before each measurement (default 5s)
@@ -26,6 +34,10 @@ record Flags(String jdbcUrl, List<String> workloads, List<Integer> clients, Dura
             --ceiling=BOOL          run pgbench beside the HTTP figures (default true)
             --service=ARGS          more arguments for the service, separated by ';' (default none)
             --report=FILE           where the Markdown report goes (default target/bench/report.md)
+            --etcd=PATH             the etcd binary of etcd-hotkey (default: etcd on the PATH)
+            --etcd-dir=DIR          where etcd-hotkey's etcd keeps its data, in a new directory each time
+                                    (default: the system's temporary directory; src/bench/run gives its own)
+            --etcd-clients=LIST     concurrent clients of etcd-hotkey (default 16,64)
             """;
 
     static Flags parse(String[] args) {
@@ -56,15 +68,27 @@ record Flags(String jdbcUrl, List<String> workloads, List<Integer> clients, Dura
                 Integer.parseInt(given.getOrDefault("pool-size", "16")),
                 Boolean.parseBoolean(given.getOrDefault("ceiling", "true")),
                 given.containsKey("service") ? List.of(given.get("service").split(";")) : List.of(),
-                given.getOrDefault("report", "target/bench/report.md"));
+                given.getOrDefault("report", "target/bench/report.md"),
+                given.getOrDefault("etcd", "etcd"),
+                given.getOrDefault("etcd-dir", System.getProperty("java.io.tmpdir")),
+                Arrays.stream(given.getOrDefault("etcd-clients", "16,64").split(",")).map(Integer::valueOf).toList());
         for (String known : List.of("workloads", "clients", "jit", "warmup", "duration", "keys", "renew-leases", "scale",
-                "expiry-leases", "pool-size", "ceiling", "service", "report")) {
+                "expiry-leases", "pool-size", "ceiling", "service", "report", "etcd", "etcd-dir", "etcd-clients")) {
             given.remove(known);
         }
         if (!given.isEmpty()) {
             throw new IllegalArgumentException("unknown flags " + given.keySet() + "\n" + USAGE);
         }
+        List<String> unknown = flags.workloads().stream().filter(w -> !WORKLOADS.contains(w)).toList();
+        if (!unknown.isEmpty()) {
+            throw new IllegalArgumentException("unknown workloads " + unknown + "\n" + USAGE);
+        }
         return flags;
+    }
+
+    /** Whether any workload asked for needs the service (all but etcd-hotkey). */
+    boolean needsService() {
+        return workloads.stream().anyMatch(SERVICE_WORKLOADS::contains);
     }
 
     private static Duration duration(String text) {

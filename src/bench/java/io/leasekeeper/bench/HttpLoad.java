@@ -20,7 +20,8 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * Clients calling the service over HTTP as fast as they can, one virtual thread each, each with its
  * own unit of work (a cycle, a renewal, a try for the hot key). Latencies go to HdrHistogram recorders
- * per operation; {@link #measure()} takes what was recorded since the last call.
+ * per operation; {@link #measure()} takes what was recorded since the last call. With several ports
+ * (instances), client i calls the (i mod n)-th; without a token (etcd) no Authorization header is sent.
  */
 final class HttpLoad implements AutoCloseable {
 
@@ -48,8 +49,9 @@ final class HttpLoad implements AutoCloseable {
     private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(10)).build();
 
-    private final String base;
+    private final List<String> bases;
     private final String token;
+    private final Duration timeout;
     private final Map<String, Recorder> recorders = new ConcurrentHashMap<>();
     private final Map<String, LongAdder> outcomes = new ConcurrentHashMap<>();
     private final LongAdder units = new LongAdder();
@@ -60,14 +62,21 @@ final class HttpLoad implements AutoCloseable {
 
     private final CpuUse cpu;
 
-    private HttpLoad(String base, String token, CpuUse cpu) {
-        this.base = base;
+    private HttpLoad(List<String> bases, String token, Duration timeout, CpuUse cpu) {
+        this.bases = bases;
         this.cpu = cpu;
         this.token = token;
+        this.timeout = timeout;
     }
 
     static HttpLoad start(int port, String token, int clients, Unit unit, CpuUse cpu) throws IOException {
-        HttpLoad load = new HttpLoad("http://127.0.0.1:" + port, token, cpu);
+        return start(List.of(port), token, Duration.ofSeconds(30), clients, unit, cpu);
+    }
+
+    /** {@code token}: null for none; {@code timeout}: of each request, from its send to its whole answer. */
+    static HttpLoad start(List<Integer> ports, String token, Duration timeout, int clients, Unit unit, CpuUse cpu)
+            throws IOException {
+        HttpLoad load = new HttpLoad(ports.stream().map(port -> "http://127.0.0.1:" + port).toList(), token, timeout, cpu);
         cpu.start();
         for (int i = 0; i < clients; i++) {
             int client = i;
@@ -77,7 +86,7 @@ final class HttpLoad implements AutoCloseable {
     }
 
     private void loop(int client, Unit unit) {
-        Calls calls = new Calls();
+        Calls calls = new Calls(bases.get(client % bases.size()));
         while (running) {
             try {
                 unit.run(client, calls);
@@ -111,23 +120,56 @@ final class HttpLoad implements AutoCloseable {
         }
     }
 
+    /** One POST outside any load (a probe): its status, body, and the instant its whole answer had arrived. */
+    static Calls.Answer post(int port, String token, Duration timeout, String path, String json)
+            throws IOException, InterruptedException {
+        HttpResponse<byte[]> response = HTTP.send(request("http://127.0.0.1:" + port, token, timeout, path, json),
+                HttpResponse.BodyHandlers.ofByteArray());
+        long answeredAt = System.nanoTime();
+        return new Calls.Answer(response.statusCode(), body(response), answeredAt);
+    }
+
+    private static HttpRequest request(String base, String token, Duration timeout, String path, String json) {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base + path))
+                .header("Content-Type", "application/json").timeout(timeout)
+                .POST(HttpRequest.BodyPublishers.ofString(json));
+        if (token != null) {
+            request.header("Authorization", "Bearer " + token);
+        }
+        return request.build();
+    }
+
+    private static JsonNode body(HttpResponse<byte[]> response) {
+        try {
+            return JSON.readTree(response.body());
+        } catch (RuntimeException notJson) {
+            return JSON.getNodeFactory().textNode(new String(response.body()));
+        }
+    }
+
     /** A client's calls: each timed under its operation's name, its outcome counted by status. */
     final class Calls {
 
-        record Answer(int status, JsonNode body) {
+        /** {@code answeredAt}: {@link System#nanoTime()} when the whole answer had arrived. */
+        record Answer(int status, JsonNode body, long answeredAt) {
+        }
+
+        private final String base;
+
+        Calls(String base) {
+            this.base = base;
         }
 
         Answer post(String operation, String path, String json, int... expected) throws IOException, InterruptedException {
-            HttpRequest request = HttpRequest.newBuilder(URI.create(base + path))
-                    .header("Authorization", "Bearer " + token).header("Content-Type", "application/json")
-                    .timeout(Duration.ofSeconds(30)).POST(HttpRequest.BodyPublishers.ofString(json)).build();
+            HttpRequest request = request(base, token, timeout, path, json);
             long start = System.nanoTime();
             HttpResponse<byte[]> response = HTTP.send(request, HttpResponse.BodyHandlers.ofByteArray());
-            recorders.computeIfAbsent(operation, k -> new Recorder(3)).recordValue(System.nanoTime() - start);
+            long answeredAt = System.nanoTime();
+            recorders.computeIfAbsent(operation, k -> new Recorder(3)).recordValue(answeredAt - start);
             outcomes.computeIfAbsent(operation + " " + response.statusCode(), k -> new LongAdder()).increment();
             for (int status : expected) {
                 if (response.statusCode() == status) {
-                    return new Answer(status, JSON.readTree(response.body()));
+                    return new Answer(status, JSON.readTree(response.body()), answeredAt);
                 }
             }
             throw new IllegalStateException(operation + " answered " + response.statusCode() + ": "

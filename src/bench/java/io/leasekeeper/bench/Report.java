@@ -24,19 +24,21 @@ final class Report {
         this.flags = flags;
     }
 
-    void environment(Database database) throws IOException {
+    /** {@code service}: whether the service was started (not for etcd-hotkey alone). */
+    void environment(Database database, boolean service) throws IOException {
         String cpu = Files.readAllLines(Path.of("/proc/cpuinfo")).stream().filter(l -> l.startsWith("model name"))
                 .findFirst().map(l -> l.substring(l.indexOf(':') + 1).trim()).orElse("unknown");
         String memory = Files.readAllLines(Path.of("/proc/meminfo")).getFirst().replaceAll("\\s+", " ");
         body.append("# Leasekeeper benchmark\n\n")
                 .append("- Machine: ").append(Runtime.getRuntime().availableProcessors()).append(" cores (")
-                .append(cpu).append("), ").append(memory).append("; service, PostgreSQL, pgbench and the load ")
-                .append("clients all on it.\n")
+                .append(cpu).append("), ").append(memory).append("; ")
+                .append(service ? "service, PostgreSQL, pgbench" : "etcd (the service not started; PostgreSQL idle)")
+                .append(" and the load clients all on it.\n")
                 .append("- Java ").append(System.getProperty("java.version")).append("; PostgreSQL ")
                 .append(database.count("SELECT current_setting('server_version_num')::bigint")).append("; ")
                 .append("service pool ").append(flags.poolSize()).append(" connections.\n")
-                .append("- The service first runs the cycle at 32 clients for ").append(flags.jit().toSeconds())
-                .append(" s, unmeasured, so that its JIT has compiled the request path.\n")
+                .append(service ? "- The service first runs the cycle at 32 clients for " + flags.jit().toSeconds()
+                        + " s, unmeasured, so that its JIT has compiled the request path.\n" : "")
                 .append("- Each figure: ").append(flags.warmup().toSeconds()).append(" s warm-up, then ")
                 .append(flags.duration().toSeconds()).append(" s measured. Latencies in ms, from the client's ")
                 .append("send to the whole answer read. pgbench runs the service's own statements in the same ")
@@ -133,6 +135,62 @@ final class Report {
                 .append(row(fmt(handovers / http.seconds()), fmt(conflicts / http.seconds()), ms(http, "acquire", 50),
                         ms(http, "acquire", 99), ms(http, "acquire", 99.9), ms(http, "release", 99), http.errors()))
                 .append('\n');
+        count(http.errors());
+    }
+
+    /** Hand-over columns: hand-overs/s, p50, p99, p99.9, mean, over 10 ms, timed, grant answered first. */
+    private static List<Object> handOverCells(HandOvers.Window w) {
+        return List.of(fmt(w.perSecond()), fmt(w.millis(50)), fmt(w.millis(99)), fmt(w.millis(99.9)), fmt(w.meanMillis()),
+                String.format(Locale.ROOT, "%.1f%%", w.percentOver(10)),
+                w.latencies().getTotalCount(), w.grantFirst());
+    }
+
+    private static final String HAND_OVER_NOTE = "A hand-over's latency is from the answer to a release (as its "
+            + "client saw it: System.nanoTime when the whole answer had arrived) to the answer to the grant that "
+            + "followed it, seen the same way by the next holder; grants and releases are paired in order, the lock "
+            + "having one holder at a time. \"grant first\": hand-overs whose grant's answer arrived before the "
+            + "release's answer, recorded as 0 ms (HandOvers says how).";
+
+    void hotKeyWait(int clients, int instances, HttpLoad.Window http, HandOvers.Window w) {
+        endTable();
+        long conflicts = http.outcomes().getOrDefault("acquire 409", 0L);
+        List<Object> cells = new ArrayList<>(List.of(clients, instances));
+        cells.addAll(handOverCells(w));
+        cells.addAll(List.of(conflicts, ms(http, "release", 50), ms(http, "release", 99),
+                fmt(http.cpu().service()) + " / " + fmt(http.cpu().postgres()) + " / " + fmt(http.cpu().clients()),
+                http.errors()));
+        body.append("## Hot key, waiting acquires: ").append(clients).append(" clients over ").append(instances)
+                .append(" instances, `waitSeconds: 30`\n\n")
+                .append("| clients | instances | hand-overs/s | hand-over p50 | hand-over p99 | hand-over p99.9 | ")
+                .append("hand-over mean | over 10 ms | hand-overs timed | grant first | 409s | release p50 | release p99 | ")
+                .append("cores: instances / PostgreSQL / clients | errors |\n")
+                .append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+                .append(row(cells.toArray()))
+                .append("\nClients alternate between the instances (client i on instance i mod ").append(instances)
+                .append("); each acquires the key with `waitSeconds: 30`, releases it at once on a 201, and acquires ")
+                .append("again on a 409. ").append(HAND_OVER_NOTE).append("\n\n");
+        count(http.errors());
+    }
+
+    void etcdHotKey(int clients, String version, HttpLoad.Window http, HandOvers.Window w) {
+        if (body.indexOf("## etcd's lock") < 0) {
+            endTable();
+            body.append("## etcd's lock on one key\n\n")
+                    .append(version).append("; one member, fsync on (etcd's default), data in a temporary directory, ")
+                    .append("listening on 127.0.0.1 only. Driven through its JSON gateway over HTTP/1.1 (a ")
+                    .append("connection per client): each client grants itself a lease once (`/v3/lease/grant`, a ")
+                    .append("TTL longer than the workload), then loops `/v3/lock/lock` on one name with its lease ")
+                    .append("(answered when the lock is the client's) and `/v3/lock/unlock` with the key it ")
+                    .append("answered. ").append(HAND_OVER_NOTE).append("\n\n")
+                    .append("| clients | hand-overs/s | hand-over p50 | hand-over p99 | hand-over p99.9 | hand-over mean | ")
+                    .append("over 10 ms | hand-overs timed | grant first | unlock p50 | unlock p99 | cores: etcd / clients | ")
+                    .append("errors |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        }
+        List<Object> cells = new ArrayList<>(List.of(clients));
+        cells.addAll(handOverCells(w));
+        cells.addAll(List.of(ms(http, "unlock", 50), ms(http, "unlock", 99),
+                fmt(http.cpu().service()) + " / " + fmt(http.cpu().clients()), http.errors()));
+        body.append(row(cells.toArray()));
         count(http.errors());
     }
 
