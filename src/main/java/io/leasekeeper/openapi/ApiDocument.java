@@ -76,7 +76,8 @@ class ApiDocument {
                         .description("The new lease: /v1/leases/{leaseId}."))
                 .addHeaders(HttpHeaders.RETRY_AFTER, new Header().schema(new IntegerSchema().minimum(java.math.BigDecimal.ONE))
                         .description("Whole seconds to wait before trying again: with LEASE_HELD until the"
-                                + " holding lease expires unless renewed; with DATABASE_UNAVAILABLE a short pause."))
+                                + " holding lease expires unless renewed; with LOCK_DELAYED until availableAt; with"
+                                + " DATABASE_UNAVAILABLE a short pause."))
                 .addHeaders(IdempotencyKeys.REPLAYED_HEADER, new Header()
                         .schema(new StringSchema()._enum(List.of("true")))
                         .description("Present, `true`, when the answer replays the first answer to the same"
@@ -89,7 +90,8 @@ class ApiDocument {
                         TTL leases with fencing tokens on PostgreSQL. This document describes the service as it \
                         implements the wire contract `lease-api-v1.md` (../shared/contract), revision 1.0; the \
                         parts of revision 1.1 are added here as the service implements them (so far: this \
-                        document). The contract is the authority; this document is its machine-readable form \
+                        document, the local profile's loopback rule, waiting acquire, watching a lease and \
+                        lock-delay). The contract is the authority; this document is its machine-readable form \
                         and a test keeps the committed copy (docs/openapi.json) equal to the one served."""))
                 .servers(List.of(new Server().url("/").description("The service's API port (8080 by default).")))
                 .components(components);

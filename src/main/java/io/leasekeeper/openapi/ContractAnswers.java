@@ -5,6 +5,7 @@ import static io.leasekeeper.web.ErrorCode.IDEMPOTENCY_KEY_REUSED;
 import static io.leasekeeper.web.ErrorCode.INSUFFICIENT_SCOPE;
 import static io.leasekeeper.web.ErrorCode.INTERNAL_ERROR;
 import static io.leasekeeper.web.ErrorCode.LEASE_HELD;
+import static io.leasekeeper.web.ErrorCode.LOCK_DELAYED;
 import static io.leasekeeper.web.ErrorCode.METHOD_NOT_ALLOWED;
 import static io.leasekeeper.web.ErrorCode.NOT_ACCEPTABLE;
 import static io.leasekeeper.web.ErrorCode.NOT_FOUND;
@@ -183,7 +184,7 @@ final class ContractAnswers implements OperationCustomizer {
                 .content(new Content().addMediaType(PROBLEM_JSON,
                         new MediaType().schema(new Schema<>().$ref(PROBLEM_SCHEMA)).examples(examples)));
         response.addHeaderObject(TraceIds.TRACE_ID_HEADER, header(TraceIds.TRACE_ID_HEADER));
-        if (codes.contains(LEASE_HELD) || codes.contains(DATABASE_UNAVAILABLE)) {
+        if (codes.contains(LEASE_HELD) || codes.contains(LOCK_DELAYED) || codes.contains(DATABASE_UNAVAILABLE)) {
             response.addHeaderObject(HttpHeaders.RETRY_AFTER, header(HttpHeaders.RETRY_AFTER));
         }
         return response;
@@ -211,6 +212,9 @@ final class ContractAnswers implements OperationCustomizer {
         if (code == LEASE_HELD) {
             body.put("holder", Map.of("owner", "svc-indexer", "holder", "indexer-7f9c/pod-2",
                     "expiresAt", "2026-12-02T18:00:40.456Z", "remainingMs", 29987));
+        }
+        if (code == LOCK_DELAYED) {
+            body.put("availableAt", "2026-12-02T18:01:10.456Z");
         }
         return body;
     }

@@ -8,7 +8,8 @@ import java.util.List;
 
 /**
  * The problem body as the OpenAPI document describes it. Read into schemas only: the bodies themselves
- * are built by {@link io.leasekeeper.web.Problems} (and, for LEASE_HELD, by the acquire handler).
+ * are built by {@link io.leasekeeper.web.Problems} (and, for LEASE_HELD and LOCK_DELAYED, by the acquire
+ * handler).
  */
 final class ProblemSchemas {
 
@@ -28,7 +29,9 @@ final class ProblemSchemas {
             @Schema(description = "The request's trace id, as in X-Trace-Id.", pattern = "^[0-9a-f]{32}$") String traceId,
             @Schema(description = "With VALIDATION_FAILED: every field at fault.") List<FieldError> errors,
             @Schema(description = "With LEASE_HELD: who holds the key (never the lease id or its fencing token).")
-            Holder holder) {
+            Holder holder,
+            @Schema(description = "With LOCK_DELAYED: when the key's lock-delay ends and it can be acquired.")
+            Instant availableAt) {
     }
 
     @Schema(name = "LeaseHolder", requiredProperties = {"owner", "holder", "expiresAt", "remainingMs"})
