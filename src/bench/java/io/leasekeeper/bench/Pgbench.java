@@ -88,8 +88,8 @@ final class Pgbench {
         return "BEGIN;\n"
                 + statement(store("LOCK_KEY"), key, "key_")
                 + statement(store("ACQUIRE_IF_FREE"), with(by(), Map.of("keyId", ":key_id", "tenant", ":tenant",
-                        "holder", ":holder", "ttl", "30", "maxLifetime", "86400", "jobId", ":job_id",
-                        "leaseTraceId", ":trace_id", "metadata", ":metadata")), "lease_")
+                        "holder", ":holder", "ttl", "30", "maxLifetime", "86400", "lockDelay", "0",
+                        "jobId", ":job_id", "leaseTraceId", ":trace_id", "metadata", ":metadata")), "lease_")
                 + "COMMIT;\n";
     }
 

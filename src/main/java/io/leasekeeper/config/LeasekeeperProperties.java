@@ -152,6 +152,7 @@ public record LeasekeeperProperties(
             String listenUrl) {
 
         public Wait {
+            listenUrl = listenUrl == null || listenUrl.isBlank() ? null : listenUrl;
             requireWholeSeconds("leasekeeper.wait.max", max);
             require(max.toSeconds() <= 300, "leasekeeper.wait.max must be at most 300s");
             require(maxWaiters >= 0 && maxWaiters <= 100_000, "leasekeeper.wait.max-waiters must be within 0..100000");

@@ -52,7 +52,7 @@ class FreedKeysListener implements SmartLifecycle {
     FreedKeysListener(JdbcConnectionDetails database, LeasekeeperProperties properties, KeyWaiters waiters,
                       MeterRegistry registry) {
         String listenUrl = properties.waiting().listenUrl();
-        this.url = listenUrl == null || listenUrl.isBlank() ? database.getJdbcUrl() : listenUrl;
+        this.url = listenUrl == null ? database.getJdbcUrl() : listenUrl;
         this.username = database.getUsername();
         this.password = database.getPassword();
         this.waiters = waiters;

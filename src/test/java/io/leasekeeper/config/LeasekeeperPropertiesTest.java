@@ -40,6 +40,12 @@ class LeasekeeperPropertiesTest {
             assertThat(p.metrics().gaugeRefresh().toSeconds()).isEqualTo(10);
             assertThat(p.metrics().tenantTag()).isFalse();
             assertThat(p.metrics().maxTenants()).isEqualTo(100);
+            // Contract 1.1: leasekeeper.wait.max defaults to 30 s.
+            assertThat(p.waiting().max().toSeconds()).isEqualTo(30);
+            assertThat(p.waiting().maxWaiters()).isEqualTo(1000);
+            assertThat(p.waiting().fallbackPoll().toMillis()).isEqualTo(1000);
+            assertThat(p.waiting().notifications()).isTrue();
+            assertThat(p.waiting().listenUrl()).isNull();
         });
     }
 
@@ -58,7 +64,11 @@ class LeasekeeperPropertiesTest {
             "leasekeeper.audit.retention=1d",
             "leasekeeper.idempotency.retention=0s",
             "leasekeeper.metrics.gauge-refresh=0s",
-            "leasekeeper.metrics.max-tenants=0"})
+            "leasekeeper.metrics.max-tenants=0",
+            "leasekeeper.wait.max=301s",
+            "leasekeeper.wait.max=1500ms",
+            "leasekeeper.wait.max-waiters=-1",
+            "leasekeeper.wait.fallback-poll=0s"})
     void invalidSettingsFailStartUpNamingTheSetting(String setting) {
         runner.withPropertyValues(setting).run(context -> {
             assertThat(context).hasFailed();

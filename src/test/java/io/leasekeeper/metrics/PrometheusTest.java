@@ -120,6 +120,7 @@ class PrometheusTest {
                 expectSeries(server, alerts.get("LeasekeeperDatabaseUnavailable"));
                 expectSeries(server, alerts.get("LeasekeeperServerErrors"));
                 expectSeries(server, alerts.get("LeasekeeperDatabasePoolExhausted"));
+                expectSeries(server, alerts.get("LeasekeeperWaitListenerDown"));
             } finally {
                 proxy.restore();
             }
@@ -157,6 +158,10 @@ class PrometheusTest {
         for (int i = 0; i < 3; i++) {
             assertThat(acquire("contended", bob).code()).isEqualTo("LEASE_HELD");
         }
+        // A waiting acquire that gives up at its deadline (the wait meters).
+        assertThat(api.post("/v1/leases", bob, "{\"target\": {\"type\": \"opaque\", \"value\": \"contended\"},"
+                + " \"actor\": \"job\", \"holder\": \"h\", \"ttlSeconds\": 30, \"waitSeconds\": 1}").code())
+                .isEqualTo("LEASE_HELD");
         assertThat(api.post("/v1/leases/" + heldId + "/renew", alice, Map.of("fencingToken", token)).status())
                 .isEqualTo(200);
         for (int i = 0; i < 15; i++) {

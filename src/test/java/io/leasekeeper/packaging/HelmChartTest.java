@@ -30,9 +30,11 @@ import io.leasekeeper.support.Api;
 import io.leasekeeper.support.IntegrationTest;
 import java.io.IOException;
 import java.lang.reflect.RecordComponent;
+import java.lang.reflect.Parameter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -47,6 +49,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.beans.factory.config.YamlPropertiesFactoryBean;
 import org.springframework.beans.factory.config.YamlMapFactoryBean;
 import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.bind.Name;
 import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
 import org.springframework.core.io.ByteArrayResource;
 import org.springframework.core.io.FileSystemResource;
@@ -326,10 +329,21 @@ class HelmChartTest extends IntegrationTest {
     }
 
     /** Every setting of a properties record, as its kebab-case property names. */
+    /** The property names a properties record binds: its components' names, or their {@code @Name}. */
     private static Set<String> settingsOf(Class<?> type, String prefix) {
         Set<String> names = new TreeSet<>();
-        for (RecordComponent component : type.getRecordComponents()) {
-            String name = prefix + "." + kebab(component.getName());
+        RecordComponent[] components = type.getRecordComponents();
+        Parameter[] parameters;
+        try {
+            parameters = type.getDeclaredConstructor(Arrays.stream(components).map(RecordComponent::getType)
+                    .toArray(Class<?>[]::new)).getParameters();
+        } catch (NoSuchMethodException e) {
+            throw new IllegalStateException(e);
+        }
+        for (int i = 0; i < components.length; i++) {
+            RecordComponent component = components[i];
+            Name renamed = parameters[i].getAnnotation(Name.class);
+            String name = prefix + "." + kebab(renamed != null ? renamed.value() : component.getName());
             if (component.getType().isRecord()) {
                 names.addAll(settingsOf(component.getType(), name));
             } else {
