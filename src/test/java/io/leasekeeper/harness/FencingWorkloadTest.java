@@ -29,6 +29,8 @@ class FencingWorkloadTest extends IntegrationTest {
         assertThat(summary.count("acquired")).isPositive();
         assertThat(summary.count("paused past TTL")).isPositive();
         assertThat(summary.count("acquire replayed")).isPositive();
+        assertThat(summary.count("acquired by a waiting acquire")).isPositive();
+        assertThat(summary.count("watch ended by release")).isPositive();
         assertThat(writes.stream().filter(FencedRegister.Write::accepted)).isNotEmpty();
     }
 }

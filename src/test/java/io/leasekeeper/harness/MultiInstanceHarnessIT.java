@@ -127,6 +127,8 @@ class MultiInstanceHarnessIT {
             }
             assertThat(summary.count("paused past TTL")).isPositive();
             assertThat(summary.count("acquire replayed")).isPositive();
+            assertThat(summary.count("acquired by a waiting acquire")).isPositive();
+            assertThat(summary.count("watch ended by release")).isPositive();
             assertThat(writes.stream().filter(w -> w.stale() && !w.accepted())).as("stale writes fenced off").isNotEmpty();
         } finally {
             if (workload != null) {

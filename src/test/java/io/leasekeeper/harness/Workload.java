@@ -9,25 +9,29 @@ import java.net.URI;
 import java.net.http.HttpRequest;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.awaitility.core.ConditionTimeoutException;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Clients looping over a few hot keys against one or more service instances: acquire (with an
- * Idempotency-Key), work on the fenced register, release. A quarter renew while working, a quarter pause
- * past their TTL before writing (waited out against the database's clock, and until a newer holder has
- * written the register, at most 10 s), a quarter retry their acquire
- * as if its response was lost. Every request carries an Idempotency-Key, and a client whose instance is
+ * Idempotency-Key), work on the fenced register, release. Half the clients acquire with {@code waitSeconds}
+ * (the service waits for a busy key). A quarter renew while working and watch their own lease meanwhile
+ * (the watch must end, not active, once they release), a quarter pause past their TTL before writing
+ * (waited out against the database's clock, and until a newer holder has written the register, at most
+ * 10 s), a quarter retry their acquire as if its response was lost. Every request carries an Idempotency-Key, and a client whose instance is
  * unreachable or answers 503 retries the same request on the next instance.
  */
 final class Workload {
@@ -49,6 +53,8 @@ final class Workload {
     private static final int ATTEMPTS = 40;
     private static final Duration RETRY_PAUSE = Duration.ofMillis(250);
     private static final Duration HELD_PAUSE = Duration.ofMillis(100);
+    private static final int WAIT_SECONDS = 3;
+    private static final int WATCH_SECONDS = 10;
 
     private final List<Integer> ports;
     private final FencedRegister register;
@@ -108,26 +114,39 @@ final class Workload {
         int behaviour = (client + iteration) % 4;   // 0 plain, 1 renews, 2 pauses past its TTL, 3 retries its acquire
         int ttl = behaviour == 2 ? 1 : 30;          // 30 s: no stall of a loaded machine lets a working lease lapse
         String id = subject + "-" + iteration;
-        String acquireBody = JSON.writeValueAsString(Api.acquireBody(key, "worker", subject, ttl));
+        boolean waits = client % 2 == 1;
+        Map<String, Object> request = new HashMap<>(Api.acquireBody(key, "worker", subject, ttl));
+        if (waits) {
+            request.put("waitSeconds", WAIT_SECONDS);
+        }
+        String acquireBody = JSON.writeValueAsString(request);
         Api.Response acquired = call(client, token, "/v1/leases", acquireBody, id + "-acquire");
         if (acquired == null) {
             return;
         }
         if (acquired.status() == 409) {
-            count("held");
-            pause(HELD_PAUSE); // a polite client does not spin on a held key
+            count(waits ? "held after waiting" : "held");
+            if (!waits) {
+                pause(HELD_PAUSE); // a polite client does not spin on a held key
+            }
             return;
         }
         if (acquired.status() != 201) {
             violations.add(subject + " acquire answered " + acquired.status() + " " + acquired.raw());
             return;
         }
-        count("acquired");
+        count(waits ? "acquired by a waiting acquire" : "acquired");
         grants.incrementAndGet();
         String leaseId = acquired.body().get("leaseId").asString();
         long fencingToken = acquired.body().get("fencingToken").asLong();
         String tokenBody = "{\"fencingToken\":" + fencingToken + "}";
 
+        CompletableFuture<Api.Response> watch = null;
+        long watchSent = System.nanoTime();
+        if (behaviour == 1) {
+            watch = CompletableFuture.supplyAsync(() -> get(client, token, "/v1/leases/" + leaseId + "?waitSeconds="
+                    + WATCH_SECONDS), Thread::startVirtualThread);
+        }
         switch (behaviour) {
             case 1 -> expect(call(client, token, "/v1/leases/" + leaseId + "/renew", tokenBody, id + "-renew"), 200, "renewed");
             case 2 -> {
@@ -158,6 +177,25 @@ final class Workload {
         count(written ? "register write accepted" : "register write rejected");
         Api.Response released = call(client, token, "/v1/leases/" + leaseId + "/release", tokenBody, id + "-release");
         expect(released, behaviour == 2 ? 410 : 200, behaviour == 2 ? "release after pause refused" : "released");
+        if (watch != null) {
+            watchEnded(subject, watch, watchSent);
+        }
+    }
+
+    /** A watch of a lease its holder has released answers it not active, unless it reached its deadline first. */
+    private void watchEnded(String subject, CompletableFuture<Api.Response> watch, long sentNanos) {
+        Api.Response answer = watch.orTimeout(WATCH_SECONDS + 30, TimeUnit.SECONDS).join();
+        if (answer == null) {
+            return; // gave up after its retries: already a violation
+        }
+        boolean active = "active".equals(answer.body().path("state").asString(""));
+        if (!active) {
+            count("watch ended by release");
+        } else if (System.nanoTime() - sentNanos >= Duration.ofSeconds(WATCH_SECONDS).toNanos()) {
+            count("watch reached its deadline");
+        } else {
+            violations.add(subject + " watch answered an active lease before its deadline: " + answer.raw());
+        }
     }
 
     /** POST with an Idempotency-Key; on an unreachable instance or a 503, the same request on the next one. */
