@@ -11,11 +11,18 @@ sealed interface AcquireResult {
     record Granted(Lease lease, Instant now) implements AcquireResult {
     }
 
+    /** The key is busy: it stays so for {@code remainingMs} unless freed sooner. */
+    sealed interface Busy extends AcquireResult {
+        long keyId();
+
+        long remainingMs();
+    }
+
     /** Busy: what a contender may know of the holder, never its lease id or fencing token. */
-    record Held(long keyId, String owner, String holder, Instant expiresAt, long remainingMs) implements AcquireResult {
+    record Held(long keyId, String owner, String holder, Instant expiresAt, long remainingMs) implements Busy {
     }
 
     /** Busy: the key's last lease ended involuntarily and its lock-delay runs until {@code availableAt}. */
-    record Delayed(long keyId, Instant availableAt, long remainingMs) implements AcquireResult {
+    record Delayed(long keyId, Instant availableAt, long remainingMs) implements Busy {
     }
 }

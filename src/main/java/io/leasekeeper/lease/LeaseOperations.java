@@ -28,11 +28,14 @@ public class LeaseOperations {
     private final LeaseStore store;
     private final Counter expiredByAcquire;
     private final boolean notifications;
+    /** How far ahead a watch mark reaches: twice the longest wait, so that most waits find it long enough. */
+    private final int watchHorizon;
 
     LeaseOperations(LeaseStore store, MeterRegistry registry, LeasekeeperProperties properties) {
         this.store = store;
         this.expiredByAcquire = Expirations.counter(registry, "acquire");
         this.notifications = properties.waiting().notifications();
+        this.watchHorizon = 2 * ((int) properties.waiting().max().toSeconds() + 1);
     }
 
     /** The active leases' counts and the sweeper's lag, read in one statement. */
@@ -49,11 +52,37 @@ public class LeaseOperations {
      */
     @Transactional
     public AcquireResult acquireIfFree(AcquireCommand command, Caller caller) {
+        int watchSeconds = command.waitSeconds() + 1;
+        if (command.waitSeconds() > 0) {
+            Optional<AcquireResult.Busy> busy = busyAndWatched(command, watchSeconds);
+            if (busy.isPresent()) {
+                return busy.get();
+            }
+        }
         AcquireResult result = acquireOrBusy(command, caller);
-        if (!(result instanceof AcquireResult.Granted) && command.waitSeconds() > 0) {
-            store.watchKey(keyIdOf(result), command.waitSeconds() + 1);
+        if (result instanceof AcquireResult.Busy busy && command.waitSeconds() > 0) {
+            store.watchKey(busy.keyId(), watchSeconds, watchHorizon);
         }
         return result;
+    }
+
+    /**
+     * A waiting acquire first looks at the key without locking it: a key busy and marked watched for as long as
+     * this request may wait is answered busy with no lock and no write (so a waiter's try does not queue on
+     * the key's row lock and its commit behind the holder's). Whatever frees the key later holds its lock,
+     * sees the mark, and notifies. Any other key goes the locking way.
+     */
+    private Optional<AcquireResult.Busy> busyAndWatched(AcquireCommand command, int watchSeconds) {
+        return store.peek(command.key(), watchSeconds).filter(LeaseStore.Peek::watched).map(peek -> {
+            if (peek.delayedUntil() != null) {
+                return delayed(peek.keyId(), peek.delayedUntil(), peek.now());
+            }
+            if (peek.expiresAt() != null) {
+                return new AcquireResult.Held(peek.keyId(), peek.owner(), peek.holder(), peek.expiresAt(),
+                        peek.expiresAt().toEpochMilli() - peek.now().toEpochMilli());
+            }
+            return null;
+        });
     }
 
     private AcquireResult acquireOrBusy(AcquireCommand command, Caller caller) {
@@ -94,14 +123,6 @@ public class LeaseOperations {
 
     private static AcquireResult.Delayed delayed(long keyId, Instant availableAt, Instant now) {
         return new AcquireResult.Delayed(keyId, availableAt, availableAt.toEpochMilli() - now.toEpochMilli());
-    }
-
-    private static long keyIdOf(AcquireResult busy) {
-        return switch (busy) {
-            case AcquireResult.Held held -> held.keyId();
-            case AcquireResult.Delayed delayed -> delayed.keyId();
-            case AcquireResult.Granted granted -> throw new IllegalArgumentException("granted, not busy");
-        };
     }
 
     /** Extends an active lease of the caller; {@code ttlSeconds} null keeps the lease's TTL. */
@@ -175,7 +196,7 @@ public class LeaseOperations {
      */
     @Transactional
     public Optional<Long> watchKeyOfLease(UUID leaseId, String tenant, int seconds) {
-        return store.watchKeyOfLease(leaseId, tenant, seconds);
+        return store.watchKeyOfLease(leaseId, tenant, seconds, watchHorizon);
     }
 
     /** Locks the key of a lease of this tenant, or answers that the tenant has no such lease. */

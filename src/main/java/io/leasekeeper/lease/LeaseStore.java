@@ -70,15 +70,17 @@ class LeaseStore {
             FOR UPDATE OF k
             """;
 
-    /**
-     * A request starts waiting for the key of a lease (a watch): the key's watched_until reaches at least
-     * {@code seconds} from now, so that the transition freeing it notifies. The key row is written (and
-     * locked) only when that moves watched_until forward.
+    /*
+     * A key someone waits for is marked watched (lease_key.watched_until), so that the transition freeing it
+     * notifies. A mark reaches :horizon seconds ahead (twice the longest wait), and is written only when it
+     * would not cover the :seconds the request may still wait: most waits read it and write nothing.
      */
+
+    /** A watch of a lease marks its key; the key row is written (and locked) only when the mark is short. */
     private static final String WATCH_KEY_OF_LEASE = """
             WITH by_id AS MATERIALIZED (SELECT key_id, tenant FROM lease WHERE id = :leaseId),
             watched AS (
-                UPDATE lease_key k SET watched_until = lease_now() + make_interval(secs => :seconds)
+                UPDATE lease_key k SET watched_until = lease_now() + make_interval(secs => :horizon)
                 FROM by_id l
                 WHERE k.id = l.key_id AND l.tenant = :tenant
                   AND (k.watched_until IS NULL OR k.watched_until < lease_now() + make_interval(secs => :seconds))
@@ -88,9 +90,26 @@ class LeaseStore {
 
     /** The same for a key already locked by a waiting acquire's transaction. */
     private static final String WATCH_KEY = """
-            UPDATE lease_key SET watched_until = lease_now() + make_interval(secs => :seconds)
+            UPDATE lease_key SET watched_until = lease_now() + make_interval(secs => :horizon)
             WHERE id = :keyId
               AND (watched_until IS NULL OR watched_until < lease_now() + make_interval(secs => :seconds))
+            """;
+
+    /**
+     * A waiting acquire's look at a key without locking it: busy (held by an unexpired lease, or in its
+     * lock-delay) and marked watched long enough, or not. A busy key so marked needs no lock and no write:
+     * a transition that frees it later sees the mark and notifies. Anything else takes the locking path.
+     */
+    private static final String PEEK_KEY = """
+            SELECT k.id, lease_now() AS now,
+                   CASE WHEN k.delayed_until > lease_now() THEN k.delayed_until END AS delayed_until,
+                   coalesce(k.watched_until >= lease_now() + make_interval(secs => :seconds), false) AS watched,
+                   l.owner, l.holder, l.expires_at
+            FROM lease_key k
+            LEFT JOIN lease l ON l.key_id = k.id AND l.state = 'active' AND l.expires_at > lease_now()
+            WHERE k.tenant = :tenant AND k.program = :program AND k.target_type = :targetType
+              AND k.target_value = :targetValue AND k.actor = :actor
+              AND k.operation IS NOT DISTINCT FROM CAST(:operation AS text)
             """;
 
     /** Wakes the waiters of freed keys on every instance, when the transaction commits. */
@@ -312,6 +331,14 @@ class LeaseStore {
     record KeyLock(long id, Instant now, Instant delayedUntil, boolean watched) {
     }
 
+    /**
+     * A key as a waiting acquire sees it without locking it, at {@code now}: its lock-delay if it runs, whether
+     * it is marked watched long enough, and its unexpired active lease's owner, holder and expiry (null: none).
+     */
+    record Peek(long keyId, Instant now, Instant delayedUntil, boolean watched, String owner, String holder,
+                Instant expiresAt) {
+    }
+
     /** What recording an expiry did: whether it expired the lease, and the key's lock-delay if it runs. */
     record Expiry(boolean expired, Instant delayedUntil) {
     }
@@ -360,14 +387,23 @@ class LeaseStore {
     }
 
     /** A watch of a lease of this tenant marks its key watched for {@code seconds}; empty: no such lease. */
-    Optional<Long> watchKeyOfLease(UUID leaseId, String tenant, int seconds) {
+    Optional<Long> watchKeyOfLease(UUID leaseId, String tenant, int seconds, int horizon) {
         return jdbc.sql(WATCH_KEY_OF_LEASE).param("leaseId", leaseId).param("tenant", tenant)
-                .param("seconds", seconds).query(Long.class).optional();
+                .param("seconds", seconds).param("horizon", horizon).query(Long.class).optional();
     }
 
     /** With the key locked: a waiting acquire marks it watched for {@code seconds}. */
-    void watchKey(long keyId, int seconds) {
-        jdbc.sql(WATCH_KEY).param("keyId", keyId).param("seconds", seconds).update();
+    void watchKey(long keyId, int seconds, int horizon) {
+        jdbc.sql(WATCH_KEY).param("keyId", keyId).param("seconds", seconds).param("horizon", horizon).update();
+    }
+
+    /** A waiting acquire's unlocked look at the key: empty when the key does not exist yet. */
+    Optional<Peek> peek(LeaseKey key, int seconds) {
+        return jdbc.sql(PEEK_KEY).params(keyParams(key)).param("seconds", seconds)
+                .query((rs, n) -> new Peek(rs.getLong("id"), instant(rs, "now"), instant(rs, "delayed_until"),
+                        rs.getBoolean("watched"), rs.getString("owner"), rs.getString("holder"),
+                        instant(rs, "expires_at")))
+                .optional();
     }
 
     /** Notifies every instance's waiters, at commit, that these keys are free. */

@@ -32,21 +32,8 @@ class Waiting {
             return result == null || result instanceof AcquireResult.Granted;
         }
 
-        long keyId() {
-            return switch (result) {
-                case AcquireResult.Held held -> held.keyId();
-                case AcquireResult.Delayed delayed -> delayed.keyId();
-                default -> throw new IllegalStateException("not busy");
-            };
-        }
-
-        /** How long the key stays busy unless freed sooner: the holder's TTL or the lock-delay left. */
-        long busyForMillis() {
-            return switch (result) {
-                case AcquireResult.Held held -> held.remainingMs();
-                case AcquireResult.Delayed delayed -> delayed.remainingMs();
-                default -> 0;
-            };
+        AcquireResult.Busy busy() {
+            return (AcquireResult.Busy) result;
         }
     }
 
@@ -78,7 +65,7 @@ class Waiting {
         if (tried.granted()) {
             return tried.answer();
         }
-        Optional<KeyWaiters.Waiter> joined = waiters.queue(tried.keyId(), triedAt);
+        Optional<KeyWaiters.Waiter> joined = waiters.queue(tried.busy().keyId(), triedAt);
         if (joined.isEmpty()) {
             return tried.answer(); // at the cap, or shutting down: answered as a non-waiting acquire
         }
@@ -86,7 +73,7 @@ class Waiting {
             while (true) {
                 long until = deadline;
                 if (waiter.isHead()) {
-                    until = earliest(until, triedAt + TimeUnit.MILLISECONDS.toNanos(tried.busyForMillis()),
+                    until = earliest(until, triedAt + TimeUnit.MILLISECONDS.toNanos(tried.busy().remainingMs()),
                             waiters.retryByNanos(System.nanoTime()));
                 }
                 KeyWaiters.Wake wake = waiter.await(until);
