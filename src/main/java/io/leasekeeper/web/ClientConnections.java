@@ -7,8 +7,11 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Set;
 import java.util.stream.Stream;
 
 /**
@@ -16,40 +19,69 @@ import java.util.stream.Stream;
  * nothing of a client that went away until a write fails (and a small write to a closed connection does
  * not fail), so a waiting acquire asks Linux: the connection's socket is in CLOSE_WAIT once the peer has
  * sent its FIN. Read from {@code /proc/net/tcp} and {@code tcp6}; elsewhere, or when the socket is not
- * found, the answer is "not known to be closed".
+ * listed, the answer is "not known to be closed".
+ *
+ * <p>Reading those files walks the kernel's whole socket hash table: several milliseconds of CPU each time
+ * on a large machine, whatever the number of sockets. So the sockets in CLOSE_WAIT are read at most once
+ * every {@link #FRESH} and shared by every waiter of the instance; a client that closed its connection
+ * within that much time of a check is not seen yet.
  */
 public final class ClientConnections {
 
-    private static final List<Path> TABLES = List.of(Path.of("/proc/net/tcp"), Path.of("/proc/net/tcp6"));
+    private static final List<Path> TABLES = List.of(Path.of("/proc/net/tcp6"), Path.of("/proc/net/tcp"));
     private static final String CLOSE_WAIT = "08";
+    static final Duration FRESH = Duration.ofMillis(100);
+
+    private record Snapshot(long readAtNanos, Set<String> closeWait) {
+    }
+
+    private static volatile Snapshot snapshot = new Snapshot(System.nanoTime() - 2 * FRESH.toNanos(), Set.of());
 
     private ClientConnections() {
     }
 
-    /** True when the kernel shows the request's connection closed by the client (CLOSE_WAIT). */
+    /** True when the kernel showed the request's connection closed by the client (CLOSE_WAIT), lately. */
     public static boolean closedByClient(HttpServletRequest request) {
         try {
-            String local = address(request.getLocalAddr(), request.getLocalPort());
-            String remote = address(request.getRemoteAddr(), request.getRemotePort());
-            String local6 = address6(request.getLocalAddr(), request.getLocalPort());
-            String remote6 = address6(request.getRemoteAddr(), request.getRemotePort());
+            Set<String> closeWait = closeWait();
+            return closeWait.contains(address(request.getLocalAddr(), request.getLocalPort()) + " "
+                    + address(request.getRemoteAddr(), request.getRemotePort()))
+                    || closeWait.contains(address6(request.getLocalAddr(), request.getLocalPort()) + " "
+                    + address6(request.getRemoteAddr(), request.getRemotePort()));
+        } catch (UnknownHostException e) {
+            return false;
+        }
+    }
+
+    /** The sockets in CLOSE_WAIT as "local remote" in the tables' notation, at most {@link #FRESH} old. */
+    private static Set<String> closeWait() {
+        Snapshot last = snapshot;
+        if (System.nanoTime() - last.readAtNanos() < FRESH.toNanos()) {
+            return last.closeWait();
+        }
+        synchronized (ClientConnections.class) {
+            last = snapshot;
+            if (System.nanoTime() - last.readAtNanos() < FRESH.toNanos()) {
+                return last.closeWait();
+            }
+            Set<String> closeWait = new HashSet<>();
             for (Path table : TABLES) {
                 if (!Files.isReadable(table)) {
                     continue;
                 }
                 try (Stream<String> lines = Files.lines(table)) {
-                    String state = lines.skip(1).map(String::trim).map(l -> l.split("\\s+"))
-                            .filter(f -> f.length > 3 && (f[1].equals(local) && f[2].equals(remote)
-                                    || f[1].equals(local6) && f[2].equals(remote6)))
-                            .map(f -> f[3]).findFirst().orElse(null);
-                    if (state != null) {
-                        return CLOSE_WAIT.equals(state);
-                    }
+                    lines.skip(1).forEach(line -> {
+                        String[] fields = line.trim().split("\\s+", 5);
+                        if (fields.length > 3 && CLOSE_WAIT.equals(fields[3])) {
+                            closeWait.add(fields[1] + " " + fields[2]);
+                        }
+                    });
+                } catch (IOException | UncheckedIOException e) {
+                    // unreadable now: nothing known to be closed
                 }
             }
-            return false;
-        } catch (IOException | UncheckedIOException e) {
-            return false;
+            snapshot = new Snapshot(System.nanoTime(), Set.copyOf(closeWait));
+            return snapshot.closeWait();
         }
     }
 
