@@ -116,6 +116,19 @@ public final class Bench {
         };
     }
 
+    /** What one measured window of a hot-key workload saw: the clients' calls and the hand-overs. */
+    private record HandOverWindow(HttpLoad.Window http, HandOvers.Window handOvers) {
+    }
+
+    /** Warm-up, then one measured window of the load and its hand-overs together. */
+    private HandOverWindow measuredHandOvers(HttpLoad load, HandOvers handOvers) throws InterruptedException, IOException {
+        Thread.sleep(flags.warmup());
+        load.measure();
+        handOvers.measure();
+        Thread.sleep(flags.duration());
+        return new HandOverWindow(load.measure(), handOvers.measure());
+    }
+
     private HttpLoad.Window measured(int clients, HttpLoad.Unit unit) throws InterruptedException, IOException {
         try (HttpLoad load = HttpLoad.start(service.port(), token, clients, unit, cpu)) {
             Thread.sleep(flags.warmup());
@@ -207,8 +220,7 @@ public final class Bench {
             database.reset(flags.scaleSmall());
             waitingAcquireProbe(service.port(), second.port());
             HandOvers handOvers = new HandOvers();
-            HttpLoad.Window http;
-            HandOvers.Window window;
+            HandOverWindow measured;
             try (HttpLoad load = HttpLoad.start(List.of(service.port(), second.port()), token, WAIT_TIMEOUT,
                     WAIT_CLIENTS, (client, calls) -> {
                         HttpLoad.Calls.Answer acquired = calls.post("acquire", "/v1/leases",
@@ -219,13 +231,10 @@ public final class Bench {
                                     releaseBody(acquired), 200));
                         }
                     }, both)) {
-                Thread.sleep(flags.warmup());
-                load.measure();
-                handOvers.measure();
-                Thread.sleep(flags.duration());
-                http = load.measure();
-                window = handOvers.measure();
+                measured = measuredHandOvers(load, handOvers);
             }
+            HttpLoad.Window http = measured.http();
+            HandOvers.Window window = measured.handOvers();
             List<String> unexpected = http.outcomes().keySet().stream().filter(o -> o.startsWith("acquire ")
                     && !o.equals("acquire 201") && !o.equals("acquire 409")).toList();
             if (!unexpected.isEmpty() || window.handOvers() == 0) {
@@ -322,8 +331,7 @@ public final class Bench {
                 String name = Base64.getEncoder().encodeToString(("leasekeeper-bench-hot-" + clients).getBytes());
                 String[] leases = new String[clients];
                 HandOvers handOvers = new HandOvers();
-                HttpLoad.Window http;
-                HandOvers.Window window;
+                HandOverWindow measured;
                 try (HttpLoad load = HttpLoad.start(List.of(etcd.clientPort()), null, WAIT_TIMEOUT, clients,
                         (client, calls) -> {
                             if (leases[client] == null) {
@@ -336,12 +344,7 @@ public final class Bench {
                             releaseReported(handOvers, () -> calls.post("unlock", "/v3/lock/unlock",
                                     "{\"key\": \"" + locked.body().get("key").asString() + "\"}", 200));
                         }, etcdCpu)) {
-                    Thread.sleep(flags.warmup());
-                    load.measure();
-                    handOvers.measure();
-                    Thread.sleep(flags.duration());
-                    http = load.measure();
-                    window = handOvers.measure();
+                    measured = measuredHandOvers(load, handOvers);
                 }
                 int revoked = 0;
                 for (String lease : leases) {
@@ -350,8 +353,9 @@ public final class Bench {
                         revoked++;
                     }
                 }
-                System.out.println("etcd-hotkey " + clients + " clients: " + http.outcomes() + "; " + revoked + " leases revoked");
-                report.etcdHotKey(clients, etcd.version(), http, window);
+                System.out.println("etcd-hotkey " + clients + " clients: " + measured.http().outcomes() + "; "
+                        + revoked + " leases revoked");
+                report.etcdHotKey(clients, etcd.version(), measured.http(), measured.handOvers());
             }
         }
     }
