@@ -71,7 +71,7 @@ final class Database {
         // and PostgreSQL then cancels one of them. Try again.
         for (int attempt = 1; ; attempt++) {
             try {
-                jdbc.sql("TRUNCATE lease_event, lease, lease_key, idempotency_record").update();
+                jdbc.sql("TRUNCATE lease_waiter, lease_event, lease, lease_key, idempotency_record").update();
                 break;
             } catch (org.springframework.dao.DataAccessException e) {
                 if (attempt == 5) {

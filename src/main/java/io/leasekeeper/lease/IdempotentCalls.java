@@ -43,11 +43,20 @@ class IdempotentCalls {
 
     ResponseEntity<?> run(String idempotencyKey, Caller caller, String method, String path, Object body,
                           Supplier<ResponseEntity<?>> call) {
-        if (idempotencyKey == null) {
+        return run(request(idempotencyKey, caller, method, path, body), caller, call);
+    }
+
+    /** The request an Idempotency-Key names (null: none was sent). */
+    IdempotencyStore.Request request(String idempotencyKey, Caller caller, String method, String path, Object body) {
+        return idempotencyKey == null ? null : new IdempotencyStore.Request(caller.tenant(), caller.subject(),
+                parseKey(idempotencyKey), fingerprint(method, path, body));
+    }
+
+    /** Runs the call under the request's Idempotency-Key ({@code request} null: as it is). */
+    ResponseEntity<?> run(IdempotencyStore.Request request, Caller caller, Supplier<ResponseEntity<?>> call) {
+        if (request == null) {
             return call.get();
         }
-        var request = new IdempotencyStore.Request(caller.tenant(), caller.subject(), parseKey(idempotencyKey),
-                fingerprint(method, path, body));
         return transaction.execute(tx -> {
             Optional<IdempotencyStore.Completed> done = store.claim(request);
             if (done.isPresent()) {

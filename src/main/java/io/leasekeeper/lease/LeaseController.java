@@ -13,6 +13,7 @@ import static io.leasekeeper.web.ErrorCode.VALIDATION_FAILED;
 
 import io.leasekeeper.audit.AuditLog;
 import io.leasekeeper.audit.LeaseEvent;
+import io.leasekeeper.idempotency.IdempotencyStore;
 import io.leasekeeper.openapi.ProblemCodes;
 import io.leasekeeper.security.Caller;
 import io.leasekeeper.web.ApiException;
@@ -91,15 +92,18 @@ class LeaseController {
                               HttpServletRequest request) {
         long arrived = System.nanoTime();
         AcquireCommand command = requests.acquire(body, caller.tenant());
+        IdempotencyStore.Request idempotency = idempotent.request(idempotencyKey, caller, "POST",
+                request.getRequestURI(), body);
         // Each try is its own transaction (with its Idempotency-Key claim): a waiting acquire holds nothing between tries.
-        Supplier<Waiting.Try> tryAcquire = () -> {
+        Waiting.Attempt attempt = operation -> {
             AcquireResult[] found = new AcquireResult[1];
-            ResponseEntity<?> answer = idempotent.run(idempotencyKey, caller, "POST", request.getRequestURI(), body,
-                    () -> answer(found[0] = operations.acquireIfFree(command, caller), command, request));
+            ResponseEntity<?> answer = idempotent.run(idempotency, caller,
+                    () -> answer(found[0] = operation.get(), command, request));
             return new Waiting.Try(answer, found[0]);
         };
-        return command.waitSeconds() == 0 ? tryAcquire.get().answer()
-                : waiting.acquire(command.waitSeconds(), arrived, tryAcquire, () -> ClientConnections.closedByClient(request));
+        return command.waitSeconds() == 0 ? attempt.run(() -> operations.acquireIfFree(command, caller)).answer()
+                : waiting.acquire(command, caller, idempotency, arrived, attempt,
+                        () -> ClientConnections.closedByClient(request));
     }
 
     private static ResponseEntity<?> answer(AcquireResult result, AcquireCommand command, HttpServletRequest request) {

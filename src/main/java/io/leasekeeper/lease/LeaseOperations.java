@@ -1,7 +1,10 @@
 package io.leasekeeper.lease;
 
 import io.leasekeeper.config.LeasekeeperProperties;
+import io.leasekeeper.idempotency.IdempotencyStore;
 import io.leasekeeper.security.Caller;
+import io.leasekeeper.wait.FreedKeys;
+import io.leasekeeper.wait.KeyWaiters;
 import io.leasekeeper.web.ApiException;
 import io.leasekeeper.web.ErrorCode;
 import io.micrometer.core.instrument.Counter;
@@ -11,6 +14,8 @@ import java.util.Optional;
 import java.util.UUID;
 import org.springframework.stereotype.Component;
 import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
  * Every lease transition, one transaction each. The rule that makes them safe together: a transaction
@@ -26,13 +31,15 @@ public class LeaseOperations {
     static final String ACQUIRE_EXPIRY = "system:acquire";
 
     private final LeaseStore store;
+    private final KeyWaiters waiters;
     private final Counter expiredByAcquire;
     private final boolean notifications;
     /** How far ahead a watch mark reaches: twice the longest wait, so that most waits find it long enough. */
     private final int watchHorizon;
 
-    LeaseOperations(LeaseStore store, MeterRegistry registry, LeasekeeperProperties properties) {
+    LeaseOperations(LeaseStore store, KeyWaiters waiters, MeterRegistry registry, LeasekeeperProperties properties) {
         this.store = store;
+        this.waiters = waiters;
         this.expiredByAcquire = Expirations.counter(registry, "acquire");
         this.notifications = properties.waiting().notifications();
         this.watchHorizon = 2 * ((int) properties.waiting().max().toSeconds() + 1);
@@ -45,32 +52,85 @@ public class LeaseOperations {
     }
 
     /**
-     * Grants the key when it is free, first recording the expiry of an active lease whose TTL has passed;
-     * busy while another lease holds it or its lock-delay runs. A busy answer to a waiting acquire
-     * ({@code waitSeconds} > 0) also marks the key watched for that long, in the same transaction, so that
-     * the transition freeing it notifies the waiters.
+     * A 1.0 acquire: grants the key when it is free, first recording the expiry of an active lease whose TTL
+     * has passed; busy while another lease holds it or its lock-delay runs. A free key that waiting acquires
+     * queue for goes to the longest-waiting of them first (a hand-over), and this acquire finds it held.
      */
     @Transactional
     public AcquireResult acquireIfFree(AcquireCommand command, Caller caller) {
-        int watchSeconds = command.waitSeconds() + 1;
-        if (command.waitSeconds() > 0) {
-            Optional<AcquireResult.Busy> busy = busyAndWatched(command, watchSeconds);
-            if (busy.isPresent()) {
-                return busy.get();
+        return acquireOrBusy(command, caller, null);
+    }
+
+    /**
+     * A waiting acquire's first try: as {@link #acquireIfFree}, and when the key is busy the request's row
+     * joins the key's queue (the key marked watched, so that the transition freeing it hands it over and
+     * notifies). A key busy and already marked watched for as long as this request may wait is looked at
+     * without its lock, and the row written without it: the try then neither queues on the key's row lock nor
+     * delays the holder's transitions. A retry (the same Idempotency-Key and request) first adopts a lease
+     * granted to its first request's row that was never answered.
+     */
+    @Transactional
+    public AcquireResult acquireOrQueue(AcquireCommand command, Caller caller, UUID waiterId,
+                                        IdempotencyStore.Request idempotency) {
+        if (idempotency != null) {
+            Optional<AcquireResult> adopted = store.adopt(idempotency).map(leaseId -> granted(leaseId, caller));
+            if (adopted.isPresent()) {
+                return adopted.get();
             }
         }
-        AcquireResult result = acquireOrBusy(command, caller);
-        if (result instanceof AcquireResult.Busy busy && command.waitSeconds() > 0) {
-            store.watchKey(busy.keyId(), watchSeconds, watchHorizon);
+        int watchSeconds = command.waitSeconds() + 1;
+        Optional<AcquireResult.Busy> watched = busyAndWatched(command, watchSeconds);
+        AcquireResult result = watched.isPresent() ? watched.get() : acquireOrBusy(command, caller, null);
+        if (result instanceof AcquireResult.Busy busy) {
+            if (watched.isEmpty()) {
+                store.watchKey(busy.keyId(), watchSeconds, watchHorizon);
+            }
+            store.queue(waiterId, busy.keyId(), command, leaseTraceId(command, caller), caller, idempotency);
         }
         return result;
     }
 
     /**
+     * A queued waiting acquire's later try: the lease a hand-over granted to its row, if one did; else as
+     * {@link #acquireIfFree}, where a free key goes to the first row of the queue, which may be this
+     * request's or an earlier one's. A request with an Idempotency-Key takes its row out of the queue with the
+     * grant, in the transaction that records the key; one without leaves the row to the sweeper, so that
+     * answering a hand-over writes nothing.
+     */
+    @Transactional
+    public AcquireResult tryQueued(AcquireCommand command, Caller caller, UUID waiterId, boolean idempotent) {
+        Optional<AcquireResult> handed = idempotent
+                ? store.takeGrant(waiterId).map(leaseId -> granted(leaseId, caller))
+                : store.grantedTo(waiterId).map(lease -> new AcquireResult.Granted(lease.lease(), lease.now()));
+        return handed.orElseGet(() -> acquireOrBusy(command, caller, waiterId));
+    }
+
+    /**
+     * A waiting acquire answers at its deadline (or as the service stops): it leaves the key's queue with the
+     * lease a hand-over granted it, if one did, else with a 1.0 acquire's answer.
+     */
+    @Transactional
+    public AcquireResult leaveQueue(AcquireCommand command, Caller caller, UUID waiterId) {
+        return store.leaveQueue(waiterId).map(leaseId -> granted(leaseId, caller))
+                .orElseGet(() -> acquireOrBusy(command, caller, null));
+    }
+
+    /**
+     * A waiting acquire whose client has gone leaves the key's queue; a lease a hand-over granted it in the
+     * meantime is released at once, which hands the key to the next in the queue.
+     */
+    @Transactional
+    public void abandonQueue(UUID waiterId, Caller caller) {
+        store.leaveQueue(waiterId).flatMap(leaseId -> store.byId(leaseId, caller.tenant()))
+                .filter(granted -> granted.lease().activeAt(granted.now()))
+                .ifPresent(granted -> releaseIfHeld(granted.lease().id(), granted.lease().fencingToken(), caller));
+    }
+
+    /**
      * A waiting acquire first looks at the key without locking it: a key busy and marked watched for as long as
-     * this request may wait is answered busy with no lock and no write (so a waiter's try does not queue on
-     * the key's row lock and its commit behind the holder's). Whatever frees the key later holds its lock,
-     * sees the mark, and notifies. Any other key goes the locking way.
+     * this request may wait is answered busy with no lock (so a waiter's try does not queue on the key's row
+     * lock and its commit behind the holder's). Whatever frees the key later holds its lock and sees the mark
+     * and the queue. Any other key goes the locking way.
      */
     private Optional<AcquireResult.Busy> busyAndWatched(AcquireCommand command, int watchSeconds) {
         return store.peek(command.key(), watchSeconds).filter(LeaseStore.Peek::watched).map(peek -> {
@@ -85,13 +145,23 @@ public class LeaseOperations {
         });
     }
 
-    private AcquireResult acquireOrBusy(AcquireCommand command, Caller caller) {
+    /**
+     * With the key locked: a free key goes first to its queue of waiting acquires, when anyone waits for it
+     * ({@code waiterId}: this request is one of them), else to this request.
+     */
+    private AcquireResult acquireOrBusy(AcquireCommand command, Caller caller, UUID waiterId) {
         LeaseStore.KeyLock key = store.lockKey(command.key());
         if (key.delayedUntil() != null) {
             return delayed(key.id(), key.delayedUntil(), key.now());
         }
-        // A lease names the trace it was taken in: the client's traceId, else the request's own trace.
-        String traceId = command.traceId() != null ? command.traceId() : caller.traceId();
+        boolean queued = key.watched() || waiterId != null;
+        if (queued) {
+            Optional<AcquireResult> handed = handOver(key.id(), waiterId);
+            if (handed.isPresent()) {
+                return handed.get();
+            }
+        }
+        String traceId = leaseTraceId(command, caller);
         LeaseStore.Transition acquire = store.acquireIfFree(key.id(), command, traceId, caller);
         if (!acquire.changed()) {
             Lease active = acquire.lease();
@@ -108,10 +178,16 @@ public class LeaseOperations {
             }
             Expirations.afterCommit(expiredByAcquire, 1);
             if (key.watched()) {
-                freed(Long.toString(key.id()));
+                freed(Long.toString(key.id())); // the expired lease's watchers
             }
             if (expiry.delayedUntil() != null) {
                 return delayed(key.id(), expiry.delayedUntil(), now);
+            }
+            if (queued) {
+                Optional<AcquireResult> handed = handOver(key.id(), waiterId);
+                if (handed.isPresent()) {
+                    return handed.get();
+                }
             }
             acquire = store.acquireIfFree(key.id(), command, traceId, caller);
             if (!acquire.changed()) {
@@ -119,6 +195,36 @@ public class LeaseOperations {
             }
         }
         return new AcquireResult.Granted(acquire.lease(), acquire.now());
+    }
+
+    /**
+     * With the key locked and free: hands it to the first row of its queue and notifies (that waiter, and the
+     * watchers of the key's last lease). This request's answer: granted when the row is its own, else held by
+     * the lease just granted; empty when no one waits.
+     */
+    private Optional<AcquireResult> handOver(long keyId, UUID waiterId) {
+        return store.handOver(keyId, notifications).map(handed -> {
+            Lease lease = handed.granted().lease();
+            Instant now = handed.granted().now();
+            if (handed.waiterId().equals(waiterId)) {
+                store.takeGrant(waiterId);
+                return new AcquireResult.Granted(lease, now);
+            }
+            handedOver(handed.waiterId());
+            return new AcquireResult.Held(keyId, lease.owner(), lease.holder(), lease.expiresAt(),
+                    lease.remainingMillisAt(now));
+        });
+    }
+
+    private AcquireResult granted(UUID leaseId, Caller caller) {
+        LeaseStore.AtTime granted = store.byId(leaseId, caller.tenant())
+                .orElseThrow(() -> new IllegalStateException("a waiter's row names a missing lease " + leaseId));
+        return new AcquireResult.Granted(granted.lease(), granted.now());
+    }
+
+    /** A lease names the trace it was taken in: the client's traceId, else the request's own trace. */
+    private static String leaseTraceId(AcquireCommand command, Caller caller) {
+        return command.traceId() != null ? command.traceId() : caller.traceId();
     }
 
     private static AcquireResult.Delayed delayed(long keyId, Instant availableAt, Instant now) {
@@ -146,7 +252,7 @@ public class LeaseOperations {
         LeaseStore.Transition release = store.release(leaseId, fencingToken, caller)
                 .orElseThrow(() -> notFound(leaseId));
         if (release.changed() && key.watched()) {
-            freed(Long.toString(key.id()));
+            freedOrHandedOver(key.id());
         }
         if (!release.changed()) {
             requireOwnerAndToken(release.lease(), fencingToken, caller);
@@ -164,7 +270,11 @@ public class LeaseOperations {
         LeaseStore.KeyLock key = lockKeyOfLease(leaseId, admin.tenant());
         LeaseStore.Transition revoke = store.revoke(leaseId, reason, admin).orElseThrow(() -> notFound(leaseId));
         if (revoke.changed() && key.watched()) {
-            freed(Long.toString(key.id()));
+            if (revoke.lease().lockDelaySeconds() > 0) {
+                freed(Long.toString(key.id())); // delayed: the waiters try when the delay ends
+            } else {
+                freedOrHandedOver(key.id());
+            }
         }
         if (!revoke.changed()) {
             LeaseState state = revoke.lease().stateAt(revoke.now());
@@ -204,10 +314,43 @@ public class LeaseOperations {
         return store.lockKeyOfLease(leaseId, tenant).orElseThrow(() -> notFound(leaseId));
     }
 
+    /**
+     * Deletes up to {@code batchSize} queue rows of waiting acquires that never answered (their instance
+     * stopped), a while after their wait ran out; returns how many.
+     */
+    @Transactional
+    public int deleteAbandonedWaiters(int batchSize) {
+        return store.deleteAbandonedWaiters(batchSize);
+    }
+
+    /** With the key locked and just freed by this transaction: hands it over to its queue, or says it is free. */
+    private void freedOrHandedOver(long keyId) {
+        Optional<LeaseStore.HandOver> handed = store.handOver(keyId, notifications);
+        if (handed.isPresent()) {
+            handedOver(handed.get().waiterId());
+        } else {
+            freed(Long.toString(keyId));
+        }
+    }
+
+    /**
+     * The key was handed to a waiting acquire, and the hand-over's statement notified every instance (the
+     * waiter, and the watchers of the key's last lease): a waiter of this instance is woken at once when the
+     * transaction commits, without waiting for the notification's round trip.
+     */
+    private void handedOver(UUID waiterId) {
+        TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+            @Override
+            public void afterCommit() {
+                waiters.granted(waiterId);
+            }
+        });
+    }
+
     /** Someone waits for these keys, just freed by this transaction: tell every instance when it commits. */
     private void freed(String keyIds) {
         if (notifications) {
-            store.notifyFreed(keyIds);
+            store.notifyFreed(FreedKeys.payload(keyIds));
         }
     }
 

@@ -1,6 +1,7 @@
 package io.leasekeeper.lease;
 
 import io.leasekeeper.audit.EventType;
+import io.leasekeeper.idempotency.IdempotencyStore;
 import io.leasekeeper.security.Caller;
 import io.leasekeeper.target.LeaseKey;
 import io.leasekeeper.target.Target;
@@ -43,7 +44,7 @@ class LeaseStore {
             WHERE tenant = :tenant AND program = :program AND target_type = :targetType
               AND target_value = :targetValue AND actor = :actor
               AND operation IS NOT DISTINCT FROM CAST(:operation AS text)
-            FOR UPDATE
+            FOR NO KEY UPDATE
             """;
 
     /** A key's first acquire makes its row; a concurrent first acquire waits here for the other's commit. */
@@ -67,7 +68,7 @@ class LeaseStore {
                    coalesce(k.watched_until > lease_now(), false) AS watched
             FROM by_id l JOIN lease_key k ON k.id = l.key_id
             WHERE l.tenant = :tenant
-            FOR UPDATE OF k
+            FOR NO KEY UPDATE OF k
             """;
 
     /*
@@ -134,28 +135,90 @@ class LeaseStore {
      * Grants the key if it has no active row: the lease, with the next fencing token, and its ACQUIRED
      * event. Unchanged: the key's active row, possibly past its expiry (not yet recorded by the sweeper).
      */
-    private static final String ACQUIRE_IF_FREE = """
-            WITH clock AS (SELECT lease_now() AS now),
-            active AS (SELECT * FROM lease WHERE key_id = :keyId AND state = 'active'),
-            granted AS (
-                INSERT INTO lease (id, key_id, tenant, owner, holder, fencing_token, state,
-                                   acquired_at, expires_at, max_expires_at, ttl_seconds, max_lifetime_seconds,
-                                   lock_delay_seconds, job_id, trace_id, metadata)
-                SELECT gen_random_uuid(), :keyId, :tenant, :principal, :holder, nextval('fencing_token_seq'), 'active',
-                       now, now + make_interval(secs => LEAST(:ttl, :maxLifetime)),
-                       now + make_interval(secs => :maxLifetime),
-                       :ttl, :maxLifetime, :lockDelay, :jobId, :leaseTraceId, CAST(:metadata AS jsonb)
-                FROM clock
-                WHERE NOT EXISTS (SELECT 1 FROM active)
-                RETURNING *
-            ), event AS (
-                INSERT INTO lease_event (lease_id, type, to_state, fencing_token, at,
-                                         principal, request_id, trace_id, details)
-                SELECT id, 'ACQUIRED', 'active', fencing_token, acquired_at, :principal, :requestId, :traceId,
-                       jsonb_build_object('expiresAt', rfc3339(expires_at), 'ttlSeconds', ttl_seconds)
-                FROM granted
+    private static final String ACQUIRE_IF_FREE = grant("""
+            SELECT CAST(:keyId AS bigint) AS key_id, CAST(:tenant AS text) AS tenant, CAST(:principal AS text) AS owner,
+                   CAST(:holder AS text) AS holder, CAST(:ttl AS integer) AS ttl_seconds,
+                   CAST(:maxLifetime AS integer) AS max_lifetime_seconds, CAST(:lockDelay AS integer) AS lock_delay_seconds,
+                   CAST(:jobId AS text) AS job_id, CAST(:leaseTraceId AS text) AS trace_id,
+                   CAST(:metadata AS jsonb) AS metadata, CAST(:requestId AS text) AS request_id,
+                   CAST(:traceId AS text) AS request_trace_id
+            """) + changedOr("granted", "active");
+
+    /**
+     * The hand-over: with the key locked and free (no active row, no lock-delay), grants it to the first row
+     * of its queue whose wait has not run out, as that request asked, and notes the lease in the row; with
+     * {@code :notify}, tells every instance at commit (payload {@code keyId>waiterId}, {@link FreedKeys}).
+     * Returns the row's id and the lease, or no row when no one waits.
+     */
+    private static final String HAND_OVER = grant("""
+            SELECT * FROM lease_waiter
+            WHERE key_id = :keyId AND lease_id IS NULL AND wait_until > lease_now()
+            ORDER BY position
+            LIMIT 1
+            """) + """
+            , handed AS (
+                UPDATE lease_waiter w SET lease_id = g.id
+                FROM granted g, request r
+                WHERE w.id = r.id
+                RETURNING w.id AS waiter_id, g.id AS lease_id
+            ), notified AS (
+                SELECT pg_notify('%s', CAST(:keyId AS text) || '>' || CAST(waiter_id AS text))
+                FROM handed WHERE :notify
             )
-            """ + changedOr("granted", "active");
+            SELECT h.waiter_id, clock.now, (SELECT count(*) FROM notified) AS notified, %s
+            FROM handed h JOIN granted l ON l.id = h.lease_id JOIN lease_key k ON k.id = l.key_id
+            CROSS JOIN clock
+            """.formatted(FreedKeys.CHANNEL, COLUMNS);
+
+    /**
+     * A waiting acquire's row in its key's queue, written once, when a try first finds the key busy; the
+     * row's wait ends with the request's.
+     */
+    private static final String QUEUE = """
+            INSERT INTO lease_waiter (id, key_id, wait_until, tenant, owner, holder, ttl_seconds,
+                                      max_lifetime_seconds, lock_delay_seconds, job_id, trace_id, metadata,
+                                      request_id, request_trace_id, idempotency_key, fingerprint)
+            VALUES (:waiterId, :keyId, lease_now() + make_interval(secs => :waitSeconds), :tenant, :principal,
+                    :holder, :ttl, :maxLifetime, :lockDelay, :jobId, :leaseTraceId, CAST(:metadata AS jsonb),
+                    :requestId, :traceId, :idempotencyKey, :fingerprint)
+            ON CONFLICT (id) DO NOTHING
+            """;
+
+    /** The lease a hand-over granted to this waiting acquire's row, if one did; the row leaves the queue then. */
+    private static final String TAKE_GRANT = """
+            DELETE FROM lease_waiter WHERE id = :waiterId AND lease_id IS NOT NULL RETURNING lease_id
+            """;
+
+    /**
+     * The lease a hand-over granted to this waiting acquire's row, if one did, read without writing: the row
+     * stays until the sweeper deletes it with the rows whose wait ran out.
+     */
+    private static final String GRANTED_TO = """
+            WITH handed AS MATERIALIZED (SELECT lease_id FROM lease_waiter WHERE id = :waiterId)
+            SELECT lease_now() AS now, %s
+            FROM handed w JOIN lease l ON l.id = w.lease_id JOIN lease_key k ON k.id = l.key_id
+            """.formatted(COLUMNS);
+
+    /** A waiting acquire leaves its key's queue: returns the lease a hand-over granted it, if one did. */
+    private static final String LEAVE_QUEUE = "DELETE FROM lease_waiter WHERE id = :waiterId RETURNING lease_id";
+
+    /**
+     * A retry of a waiting acquire adopts the lease granted to its first request's row (same Idempotency-Key
+     * and request) when that request never answered, for example because its instance stopped.
+     */
+    private static final String ADOPT = """
+            DELETE FROM lease_waiter
+            WHERE tenant = :tenant AND owner = :principal AND idempotency_key = :idempotencyKey
+              AND fingerprint = :fingerprint AND lease_id IS NOT NULL
+            RETURNING lease_id
+            """;
+
+    /** Rows whose request never answered (its instance stopped), a while after their wait ran out. */
+    private static final String DELETE_ABANDONED_WAITERS = """
+            DELETE FROM lease_waiter
+            WHERE id IN (SELECT id FROM lease_waiter WHERE wait_until < lease_now() - interval '1 minute'
+                         LIMIT :batchSize)
+            """;
 
     /** Extends the owner's active lease, if the token is its own; {@code ttl} NULL keeps the lease's TTL. */
     private static final String RENEW = """
@@ -257,7 +320,7 @@ class LeaseStore {
                 WHERE l.state = 'active' AND l.expires_at <= lease_now()
                 ORDER BY l.expires_at
                 LIMIT :batchSize
-                FOR UPDATE OF k SKIP LOCKED
+                FOR NO KEY UPDATE OF k SKIP LOCKED
             ), expired AS (
                 UPDATE lease l SET state = 'expired', ended_at = l.expires_at, end_reason = 'expired'
                 FROM due_keys d
@@ -339,6 +402,10 @@ class LeaseStore {
                 Instant expiresAt) {
     }
 
+    /** A key handed to a waiting acquire: its row's id, and the lease granted to it as of the grant. */
+    record HandOver(UUID waiterId, AtTime granted) {
+    }
+
     /** What recording an expiry did: whether it expired the lease, and the key's lock-delay if it runs. */
     record Expiry(boolean expired, Instant delayedUntil) {
     }
@@ -406,9 +473,9 @@ class LeaseStore {
                 .optional();
     }
 
-    /** Notifies every instance's waiters, at commit, that these keys are free. */
+    /** Notifies every instance's waiters, at commit, with this payload ({@link FreedKeys}). */
     void notifyFreed(String keyIds) {
-        jdbc.sql(NOTIFY_FREED).param("keyIds", FreedKeys.payload(keyIds)).query(rs -> { });
+        jdbc.sql(NOTIFY_FREED).param("keyIds", keyIds).query(rs -> { });
     }
 
     Optional<AtTime> byId(UUID leaseId, String tenant) {
@@ -417,18 +484,71 @@ class LeaseStore {
 
     /** With the key locked: the granted lease, or unchanged the key's active row. */
     Transition acquireIfFree(long keyId, AcquireCommand command, String leaseTraceId, Caller caller) {
-        return jdbc.sql(ACQUIRE_IF_FREE)
-                .params(by(caller.subject(), caller))
-                .param("keyId", keyId)
-                .param("tenant", command.key().tenant())
-                .param("holder", command.holder())
-                .param("ttl", command.ttlSeconds())
-                .param("maxLifetime", command.maxLifetimeSeconds())
-                .param("lockDelay", command.lockDelaySeconds())
-                .param("jobId", command.jobId())
-                .param("leaseTraceId", leaseTraceId)
-                .param("metadata", json.writeValueAsString(command.metadata().values()))
+        return jdbc.sql(ACQUIRE_IF_FREE).params(asked(keyId, command, leaseTraceId, caller))
                 .query(this::transition).single();
+    }
+
+    /**
+     * With the key locked and free: hands it to the first waiting row of its queue, notifying every instance
+     * when {@code notify}; empty when none waits.
+     */
+    Optional<HandOver> handOver(long keyId, boolean notify) {
+        return jdbc.sql(HAND_OVER).param("keyId", keyId).param("notify", notify)
+                .query((rs, n) -> new HandOver(rs.getObject("waiter_id", UUID.class), atTime(rs, n)))
+                .optional();
+    }
+
+    /** Writes a waiting acquire's row in its key's queue (once: a second call for the same id does nothing). */
+    void queue(UUID waiterId, long keyId, AcquireCommand command, String leaseTraceId, Caller caller,
+               IdempotencyStore.Request idempotency) {
+        jdbc.sql(QUEUE).params(asked(keyId, command, leaseTraceId, caller))
+                .param("waiterId", waiterId)
+                .param("waitSeconds", command.waitSeconds())
+                .param("idempotencyKey", idempotency == null ? null : idempotency.key())
+                .param("fingerprint", idempotency == null ? null : idempotency.fingerprint())
+                .update();
+    }
+
+    /** The lease a hand-over granted to this waiting acquire, if one did, deleting its row then. */
+    Optional<UUID> takeGrant(UUID waiterId) {
+        return jdbc.sql(TAKE_GRANT).param("waiterId", waiterId).query(UUID.class).optional();
+    }
+
+    /** The lease a hand-over granted to this waiting acquire, if one did, as it is now; the row stays. */
+    Optional<AtTime> grantedTo(UUID waiterId) {
+        return jdbc.sql(GRANTED_TO).param("waiterId", waiterId).query(this::atTime).optional();
+    }
+
+    /** Deletes the waiting acquire's row; returns the lease a hand-over granted it, if one did. */
+    Optional<UUID> leaveQueue(UUID waiterId) {
+        return jdbc.sql(LEAVE_QUEUE).param("waiterId", waiterId).query((rs, n) -> rs.getObject("lease_id", UUID.class))
+                .optional().flatMap(Optional::ofNullable);
+    }
+
+    /** A retry's adoption of the lease granted to its first request's row, which never answered. */
+    Optional<UUID> adopt(IdempotencyStore.Request request) {
+        return jdbc.sql(ADOPT).param("tenant", request.tenant()).param("principal", request.subject())
+                .param("idempotencyKey", request.key()).param("fingerprint", request.fingerprint())
+                .query(UUID.class).optional();
+    }
+
+    /** Deletes up to {@code batchSize} rows of waiting acquires that never answered; returns how many. */
+    int deleteAbandonedWaiters(int batchSize) {
+        return jdbc.sql(DELETE_ABANDONED_WAITERS).param("batchSize", batchSize).update();
+    }
+
+    private Map<String, Object> asked(long keyId, AcquireCommand command, String leaseTraceId, Caller caller) {
+        Map<String, Object> params = by(caller.subject(), caller);
+        params.put("keyId", keyId);
+        params.put("tenant", command.key().tenant());
+        params.put("holder", command.holder());
+        params.put("ttl", command.ttlSeconds());
+        params.put("maxLifetime", command.maxLifetimeSeconds());
+        params.put("lockDelay", command.lockDelaySeconds());
+        params.put("jobId", command.jobId());
+        params.put("leaseTraceId", leaseTraceId);
+        params.put("metadata", json.writeValueAsString(command.metadata().values()));
+        return params;
     }
 
     /** With the key locked; empty when the tenant has no such lease. */
@@ -493,6 +613,37 @@ class LeaseStore {
                 .param("before", f.beforeToken())
                 .param("limit", f.limit() + 1)
                 .query(this::atTime).list();
+    }
+
+    /**
+     * A grant of a key that has no active row: the lease, with the next fencing token, made as the one row of
+     * {@code request} asks (its columns those of {@code lease_waiter}), and its ACQUIRED event.
+     */
+    private static String grant(String request) {
+        return """
+                WITH clock AS (SELECT lease_now() AS now),
+                active AS (SELECT * FROM lease WHERE key_id = :keyId AND state = 'active'),
+                request AS (%s),
+                granted AS (
+                    INSERT INTO lease (id, key_id, tenant, owner, holder, fencing_token, state,
+                                       acquired_at, expires_at, max_expires_at, ttl_seconds, max_lifetime_seconds,
+                                       lock_delay_seconds, job_id, trace_id, metadata)
+                    SELECT gen_random_uuid(), r.key_id, r.tenant, r.owner, r.holder, nextval('fencing_token_seq'),
+                           'active', c.now, c.now + make_interval(secs => LEAST(r.ttl_seconds, r.max_lifetime_seconds)),
+                           c.now + make_interval(secs => r.max_lifetime_seconds), r.ttl_seconds,
+                           r.max_lifetime_seconds, r.lock_delay_seconds, r.job_id, r.trace_id, r.metadata
+                    FROM request r, clock c
+                    WHERE NOT EXISTS (SELECT 1 FROM active)
+                    RETURNING *
+                ), event AS (
+                    INSERT INTO lease_event (lease_id, type, to_state, fencing_token, at,
+                                             principal, request_id, trace_id, details)
+                    SELECT g.id, 'ACQUIRED', 'active', g.fencing_token, g.acquired_at, r.owner, r.request_id,
+                           r.request_trace_id,
+                           jsonb_build_object('expiresAt', rfc3339(g.expires_at), 'ttlSeconds', g.ttl_seconds)
+                    FROM granted g, request r
+                )
+                """.formatted(request);
     }
 
     /**

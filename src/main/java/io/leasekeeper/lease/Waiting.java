@@ -1,5 +1,6 @@
 package io.leasekeeper.lease;
 
+import io.leasekeeper.idempotency.IdempotencyStore;
 import io.leasekeeper.security.Caller;
 import io.leasekeeper.wait.KeyWaiters;
 import io.micrometer.core.instrument.Meter;
@@ -17,8 +18,9 @@ import org.springframework.stereotype.Component;
 /**
  * Waiting acquires and watches (contract 1.1). A waiting request holds no database connection or
  * transaction while it waits: each try is a short transaction of its own, and between tries the request's
- * (virtual) thread sleeps in {@link KeyWaiters} until the key is freed, a time it chose passes (the holder's
- * expiry, the end of a lock-delay, the fallback poll while notifications may be lost), or its deadline.
+ * (virtual) thread sleeps in {@link KeyWaiters} until the key is handed to it or freed, a time it chose passes
+ * (the holder's expiry, the end of a lock-delay, the fallback poll while notifications may be lost), or its
+ * deadline.
  * Times are measured on this JVM's monotonic clock from the database's answers ({@code remainingMs}), never
  * by comparing clocks. At the deadline an acquire tries once more and answers as a 1.0 acquire would.
  */
@@ -53,47 +55,69 @@ class Waiting {
     }
 
     /**
-     * Tries the key; while it is busy, waits in this instance's queue for it and tries again whenever this
-     * request is the longest-waiting one of the instance and the key may be free, until
-     * {@code arrivedNanos + waitSeconds}. Before each try it asks whether the client is still there, and
-     * leaves the queue without trying when it has gone.
+     * How often a waiting acquire looks at its client between wake-ups: one that has gone leaves the key's
+     * queue within this long, so that later hand-overs skip it.
      */
-    ResponseEntity<?> acquire(int waitSeconds, long arrivedNanos, Supplier<Try> tryAcquire, BooleanSupplier clientGone) {
-        long deadline = arrivedNanos + TimeUnit.SECONDS.toNanos(waitSeconds);
-        long triedAt = System.nanoTime();
-        Try tried = tryAcquire.get();
-        if (tried.granted()) {
-            return tried.answer();
+    private static final long CLIENT_CHECK_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    /** Runs one operation of an acquire as a try: its answer, under the request's Idempotency-Key. */
+    interface Attempt {
+        Try run(Supplier<AcquireResult> operation);
+    }
+
+    /**
+     * Tries the key; while it is busy, the request's row waits in the key's queue in the database, and the
+     * request sleeps until a transaction hands the key to that row, or the key may be free (this request is
+     * the longest-waiting one of the instance, and the key was freed without a hand-over or its holder's
+     * expiry passed), until {@code arrivedNanos + waitSeconds}. After each wake, and at least every second, it
+     * asks whether the client is still there: one that has gone leaves the queue, and a lease handed to it in
+     * the meantime is released at once.
+     */
+    ResponseEntity<?> acquire(AcquireCommand command, Caller caller, IdempotencyStore.Request idempotency,
+                              long arrivedNanos, Attempt attempt, BooleanSupplier clientGone) {
+        long deadline = arrivedNanos + TimeUnit.SECONDS.toNanos(command.waitSeconds());
+        Optional<KeyWaiters.Waiter> admitted = waiters.acquirer();
+        if (admitted.isEmpty()) { // at the cap, or shutting down: answered as a non-waiting acquire
+            return attempt.run(() -> operations.acquireIfFree(command, caller)).answer();
         }
-        Optional<KeyWaiters.Waiter> joined = waiters.queue(tried.busy().keyId(), triedAt);
-        if (joined.isEmpty()) {
-            return tried.answer(); // at the cap, or shutting down: answered as a non-waiting acquire
-        }
-        try (KeyWaiters.Waiter waiter = joined.get()) {
+        try (KeyWaiters.Waiter waiter = admitted.get()) {
+            UUID id = waiter.id();
+            long triedAt = System.nanoTime();
+            Try tried = attempt.run(() -> operations.acquireOrQueue(command, caller, id, idempotency));
+            if (tried.granted()) {
+                waiter.tookKey();
+                return tried.answer();
+            }
+            waiter.waitFor(tried.busy().keyId(), triedAt);
             while (true) {
-                long until = deadline;
+                long now = System.nanoTime();
+                long tryAt = earliest(deadline, waiters.retryByNanos(now));
                 if (waiter.isHead()) {
-                    until = earliest(until, triedAt + TimeUnit.MILLISECONDS.toNanos(tried.busy().remainingMs()),
-                            waiters.retryByNanos(System.nanoTime()));
+                    tryAt = earliest(tryAt, triedAt + TimeUnit.MILLISECONDS.toNanos(tried.busy().remainingMs()));
                 }
-                KeyWaiters.Wake wake = waiter.await(until);
-                if ((waiter.isHead() || wake == KeyWaiters.Wake.TIMED_OUT) && clientGone.getAsBoolean()) {
-                    // Never grant a key to a client that has gone: it would hold the key until its TTL.
+                KeyWaiters.Wake wake = waiter.await(earliest(tryAt, now + CLIENT_CHECK_NANOS));
+                if (clientGone.getAsBoolean()) {
+                    // Never leave a key with a client that has gone: it would hold the key until its TTL.
+                    operations.abandonQueue(id, caller);
                     record("acquire", "gone", arrivedNanos);
                     return tried.answer();
                 }
                 if (wake == KeyWaiters.Wake.CLOSING || System.nanoTime() - deadline >= 0) {
-                    Try last = tryAcquire.get();
+                    Try last = attempt.run(() -> operations.leaveQueue(command, caller, id));
+                    if (last.granted()) {
+                        waiter.tookKey();
+                    }
                     record("acquire", last.granted() ? "granted" : wake == KeyWaiters.Wake.CLOSING ? "shutdown"
                             : "deadline", arrivedNanos);
                     return last.answer();
                 }
-                if (!waiter.isHead()) {
-                    continue;
+                if (wake == KeyWaiters.Wake.TIMED_OUT && System.nanoTime() - tryAt < 0) {
+                    continue; // woken only to look at the client
                 }
                 triedAt = System.nanoTime();
-                tried = tryAcquire.get();
+                tried = attempt.run(() -> operations.tryQueued(command, caller, id, idempotency != null));
                 if (tried.granted()) {
+                    waiter.tookKey();
                     record("acquire", "granted", arrivedNanos);
                     return tried.answer();
                 }
@@ -136,9 +160,12 @@ class Waiting {
         }
     }
 
+    private static long earliest(long a, long b) {
+        return b - a < 0 ? b : a;
+    }
+
     private static long earliest(long a, long b, long c) {
-        long first = b - a < 0 ? b : a;
-        return c - first < 0 ? c : first;
+        return earliest(earliest(a, b), c);
     }
 
     private void record(String kind, String outcome, long arrivedNanos) {

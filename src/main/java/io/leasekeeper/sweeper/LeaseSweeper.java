@@ -77,6 +77,14 @@ public class LeaseSweeper {
         return total;
     }
 
+    /**
+     * Deletes the queue rows of waiting acquires that never answered (their instance stopped), a minute after
+     * their wait ran out; returns how many.
+     */
+    public int deleteAbandonedWaiters() {
+        return Housekeeping.drain(batchSize, MAX_BATCHES_PER_RUN, () -> operations.deleteAbandonedWaiters(batchSize));
+    }
+
     private int drainTogether() {
         int batchesEach = Math.max(1, (MAX_BATCHES_PER_RUN - 1) / workers);
         try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {

@@ -28,7 +28,9 @@ class SweeperSchedule implements SchedulingConfigurer {
 
     @Override
     public void configureTasks(ScheduledTaskRegistrar registrar) {
-        registrar.addFixedDelayTask(Housekeeping.keepSchedule("Sweeper", log, sweeper::sweepDue),
-                properties.sweeper().interval());
+        registrar.addFixedDelayTask(Housekeeping.keepSchedule("Sweeper", log, () -> {
+            sweeper.sweepDue();
+            sweeper.deleteAbandonedWaiters();
+        }), properties.sweeper().interval());
     }
 }

@@ -1,13 +1,17 @@
 package io.leasekeeper.wait;
 
-import java.util.Arrays;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
+import java.util.UUID;
 
 /**
  * The notifications of freed keys, sent by the transactions that free a key someone waits for (release,
  * revoke, an expiry recorded by an acquire or the sweeper) and received by every instance's
  * {@link FreedKeysListener}. PostgreSQL delivers a notification when its transaction commits, never when it
- * rolls back. The payload is the freed keys' ids, comma-separated, or {@code *} for every key.
+ * rolls back. The payload names the keys, comma-separated: a key's id alone when it is free (a waiter should
+ * try it), {@code id>waiter} when the same transaction handed it to that waiting acquire (its row's id in
+ * the key's queue; written by the hand-over's statement, LeaseStore); or {@code *} for every key.
  */
 public final class FreedKeys {
 
@@ -16,23 +20,33 @@ public final class FreedKeys {
     /** PostgreSQL refuses a payload of 8000 bytes or more; a longer list wakes every waiter instead. */
     static final int MAX_PAYLOAD = 7_900;
 
+    /** A key freed, and the waiter it was handed to (null: free, for a waiter to try). */
+    public record Freed(long keyId, UUID handedTo) {
+    }
+
     private FreedKeys() {
     }
 
-    /** The payload naming these keys (comma-separated ids). */
+    /** The payload naming these free keys (comma-separated ids). */
     public static String payload(String keyIds) {
         return keyIds.length() > MAX_PAYLOAD ? ALL : keyIds;
     }
 
-    /** The key ids of a payload; empty for every key (or a payload this version cannot read). */
-    static Optional<long[]> keyIds(String payload) {
+    /** The keys of a payload; empty for every key (or a payload this version cannot read). */
+    static Optional<List<Freed>> parse(String payload) {
         if (payload == null || payload.isEmpty() || ALL.equals(payload)) {
             return Optional.empty();
         }
+        List<Freed> freed = new ArrayList<>();
         try {
-            return Optional.of(Arrays.stream(payload.split(",")).mapToLong(Long::parseLong).toArray());
-        } catch (NumberFormatException e) {
+            for (String item : payload.split(",")) {
+                int to = item.indexOf('>');
+                freed.add(to < 0 ? new Freed(Long.parseLong(item), null)
+                        : new Freed(Long.parseLong(item.substring(0, to)), UUID.fromString(item.substring(to + 1))));
+            }
+        } catch (IllegalArgumentException e) { // NumberFormatException is one
             return Optional.empty();
         }
+        return Optional.of(freed);
     }
 }

@@ -134,7 +134,7 @@ class FreedKeysListener implements SmartLifecycle {
             if (received != null) {
                 for (PGNotification notification : received) {
                     notifications.increment();
-                    FreedKeys.keyIds(notification.getParameter()).ifPresentOrElse(waiters::freed, waiters::freedAll);
+                    FreedKeys.parse(notification.getParameter()).ifPresentOrElse(waiters::freed, waiters::freedAll);
                 }
             }
             if (System.nanoTime() - checkedAt > KEEPALIVE.toNanos()) {

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -17,16 +18,24 @@ import org.springframework.stereotype.Component;
 
 /**
  * The requests of this instance that wait for a key: waiting acquires and watches. They hold no database
- * connection or transaction while they wait; they sleep until a notification says the key was freed
- * ({@link FreedKeysListener}), or until a time they set themselves (the holder's expiry, the end of a
- * lock-delay, their own deadline).
+ * connection or transaction while they wait; they sleep until a notification says the key was freed or
+ * handed to one of them ({@link FreedKeysListener}), or until a time they set themselves (the holder's
+ * expiry, the end of a lock-delay, their own deadline).
+ *
+ * <p>The order among waiting acquires is the database's: each has a row in the key's queue
+ * ({@code lease_waiter}), and the transaction that frees a key grants it to the longest-waiting row of any
+ * instance and names that waiter in its notification ({@link FreedKeys}). This class only wakes the
+ * requests concerned.
  *
  * <p>Invariants:
  * <ul>
- *   <li>Acquirers of a key wait in arrival order, and only the first of them (the head) tries the key when
- *       it is freed; when the head leaves (granted, deadline, gone), the next becomes head and tries at once.
- *       So on each instance the waiter that has waited longest is preferred, and no waiter starves while
- *       the key keeps being freed. Across instances the heads race for the key's row lock.</li>
+ *   <li>A waiter named by a hand-over is woken with {@link Wake#GRANTED}, whenever the notification comes:
+ *       an acquirer is registered by its id before its row is written, so a notification cannot precede it.</li>
+ *   <li>A key freed without a hand-over (an expiry recorded by the sweeper, a key whose queue was empty) wakes
+ *       the first acquirer of the key on this instance (the head), which tries it: a try of a free key hands
+ *       it to the longest-waiting row, which may be another's. When the head leaves, the next becomes head
+ *       and tries at once, unless it left holding the key. So a freed key is never left free while someone waits
+ *       for it.</li>
  *   <li>Watchers of a key are all woken when it is freed.</li>
  *   <li>A wake-up is never lost: a waiter joins giving the time its last try began; a key freed since then
  *       (as notified) wakes it at once. A transaction that frees the key after that try commits after it,
@@ -41,12 +50,14 @@ import org.springframework.stereotype.Component;
 public class KeyWaiters implements SmartLifecycle {
 
     /** Why {@link Waiter#await} returned. */
-    public enum Wake { FREED, TIMED_OUT, CLOSING }
+    public enum Wake { FREED, GRANTED, TIMED_OUT, CLOSING }
 
     /** How long a notification is remembered for a waiter that joins just after it (milliseconds apart). */
     private static final long REMEMBER_FREED_NANOS = TimeUnit.SECONDS.toNanos(10);
 
     private final Map<Long, KeyQueue> keys = new ConcurrentHashMap<>();
+    /** The acquirers of this instance by id, from before their row in the database's queue is written. */
+    private final Map<UUID, Waiter> acquirers = new ConcurrentHashMap<>();
     /** When each key was last notified free (System.nanoTime), for waiters joining right after. */
     private final Map<Long, Long> freedAt = new ConcurrentHashMap<>();
     private final AtomicInteger waiting = new AtomicInteger();
@@ -55,7 +66,7 @@ public class KeyWaiters implements SmartLifecycle {
     private final long fallbackPollNanos;
     private final boolean notified;
     private volatile boolean listening;
-    private volatile long allFreedAt = Long.MIN_VALUE;
+    private volatile long allFreedAt = System.nanoTime() - TimeUnit.DAYS.toNanos(365); // never yet
     private volatile boolean closing;
     private volatile boolean running;
 
@@ -69,32 +80,59 @@ public class KeyWaiters implements SmartLifecycle {
                 .description("Watches of a lease on this instance").register(registry);
     }
 
-    /** An acquirer of the key, queued behind the others; empty at the cap or when shutting down. */
-    public Optional<Waiter> queue(long keyId, long triedAtNanos) {
-        return join(keyId, triedAtNanos, true);
+    /**
+     * A waiting acquire, registered under a new id (its row's in the database's queue) before its first try;
+     * it joins its key's queue here with {@link Waiter#waitFor} once a try found the key busy. Empty at the cap
+     * or when shutting down.
+     */
+    public Optional<Waiter> acquirer() {
+        return admit(true).map(waiter -> {
+            acquirers.put(waiter.id, waiter);
+            return waiter;
+        });
     }
 
     /** A watcher of the key, woken whenever it is freed; empty at the cap or when shutting down. */
     public Optional<Waiter> watch(long keyId, long readAtNanos) {
-        return join(keyId, readAtNanos, false);
+        return admit(false).map(waiter -> {
+            waiter.waitFor(keyId, readAtNanos);
+            return waiter;
+        });
     }
 
-    /** A notification: these keys were freed. */
-    void freed(long[] keyIds) {
+    /** A notification: these keys were freed, some of them handed to a waiting acquire at once. */
+    void freed(List<FreedKeys.Freed> freedKeys) {
         long now = System.nanoTime();
-        for (long keyId : keyIds) {
-            freedAt.put(keyId, now);
-            keys.computeIfPresent(keyId, (id, queue) -> queue.wakeHeadAndWatchers());
+        for (FreedKeys.Freed freed : freedKeys) {
+            if (freed.handedTo() == null) {
+                freedAt.put(freed.keyId(), now);
+                keys.computeIfPresent(freed.keyId(), (id, queue) -> queue.wakeHeadAndWatchers());
+            } else {
+                keys.computeIfPresent(freed.keyId(), (id, queue) -> queue.wakeWatchers());
+                granted(freed.handedTo());
+            }
         }
         if (freedAt.size() > 10_000) {
             freedAt.values().removeIf(at -> now - at > REMEMBER_FREED_NANOS);
         }
     }
 
-    /** Any key may have been freed (a notification naming all, or notifications missed while reconnecting). */
+    /** A hand-over granted the key to this waiter, if it is one of this instance's (a no-op otherwise). */
+    public void granted(UUID waiterId) {
+        Waiter waiter = acquirers.get(waiterId);
+        if (waiter != null) {
+            waiter.granted = true;
+            waiter.signal.release();
+        }
+    }
+
+    /**
+     * Any key may have been freed or handed over (a notification naming all, or notifications missed while
+     * reconnecting): every waiter looks again.
+     */
     void freedAll() {
         allFreedAt = System.nanoTime();
-        keys.replaceAll((id, queue) -> queue.wakeHeadAndWatchers());
+        keys.replaceAll((id, queue) -> queue.wakeAll());
     }
 
     /**
@@ -128,23 +166,22 @@ public class KeyWaiters implements SmartLifecycle {
         return waiting.get() + watching.get();
     }
 
-    private Optional<Waiter> join(long keyId, long sinceNanos, boolean acquirer) {
+    private Optional<Waiter> admit(boolean acquirer) {
         AtomicInteger counter = acquirer ? waiting : watching;
         if (closing || counter.incrementAndGet() + (acquirer ? watching : waiting).get() > maxWaiters) {
             counter.decrementAndGet();
             return Optional.empty();
         }
-        Waiter waiter = new Waiter(keyId, acquirer);
-        keys.compute(keyId, (id, queue) -> (queue == null ? new KeyQueue() : queue).add(waiter));
-        Long freed = freedAt.get(keyId);
-        if ((freed != null && freed - sinceNanos >= 0) || allFreedAt - sinceNanos >= 0 || closing) {
-            waiter.signal.release();
-        }
-        return Optional.of(waiter);
+        return Optional.of(new Waiter(acquirer));
     }
 
     private void leave(Waiter waiter) {
-        keys.computeIfPresent(waiter.keyId, (id, queue) -> queue.remove(waiter));
+        if (waiter.keyId != NO_KEY) {
+            keys.computeIfPresent(waiter.keyId, (id, queue) -> queue.remove(waiter));
+        }
+        if (waiter.acquirer) {
+            acquirers.remove(waiter.id);
+        }
         (waiter.acquirer ? waiting : watching).decrementAndGet();
     }
 
@@ -163,14 +200,16 @@ public class KeyWaiters implements SmartLifecycle {
             return this;
         }
 
-        /** The queue without the waiter, or null when none is left; a new head tries the key at once. */
+        /** The queue without the waiter, or null when none is left; a new head tries at once unless the key was taken. */
         KeyQueue remove(Waiter waiter) {
             if (waiter.acquirer) {
                 acquirers.remove(waiter);
                 Waiter next = acquirers.peekFirst();
                 if (waiter.head && next != null) {
                     next.head = true;
-                    next.signal.release();
+                    if (!waiter.tookKey) {
+                        next.signal.release(); // the key may be free and no one of this instance would try it
+                    }
                 }
             } else {
                 watchers.remove(waiter);
@@ -183,6 +222,10 @@ public class KeyWaiters implements SmartLifecycle {
             if (head != null) {
                 head.signal.release();
             }
+            return wakeWatchers();
+        }
+
+        KeyQueue wakeWatchers() {
             watchers.forEach(w -> w.signal.release());
             return this;
         }
@@ -194,17 +237,53 @@ public class KeyWaiters implements SmartLifecycle {
         }
     }
 
+    private static final long NO_KEY = Long.MIN_VALUE;
+
     /** One waiting request; close it when the request is answered. */
     public final class Waiter implements AutoCloseable {
-        private final long keyId;
+        private final UUID id = UUID.randomUUID();
         private final boolean acquirer;
         private final Semaphore signal = new Semaphore(0);
+        private volatile long keyId = NO_KEY;
         /** Set (under the key's entry in the map) when this acquirer becomes the first of its key. */
         private volatile boolean head;
+        /** Set when a hand-over named this acquirer. */
+        private volatile boolean granted;
+        /** Set when this acquirer leaves holding the key: its successor need not try it. */
+        private volatile boolean tookKey;
 
-        private Waiter(long keyId, boolean acquirer) {
-            this.keyId = keyId;
+        private Waiter(boolean acquirer) {
             this.acquirer = acquirer;
+        }
+
+        /**
+         * This acquirer was granted the key and leaves: the next of the instance becomes head without trying at
+         * once (the key is held; the next release hands it over). An acquirer that leaves without the key makes
+         * its successor try, since the key may have been freed with no one of this instance trying it.
+         */
+        public void tookKey() {
+            tookKey = true;
+        }
+
+        /** The id of this acquirer's row in the database's queue of its key. */
+        public UUID id() {
+            return id;
+        }
+
+        /**
+         * Joins the key's queue on this instance, once: {@code sinceNanos} is when the try that found the key
+         * busy began; a key notified free since then wakes this waiter at once.
+         */
+        public void waitFor(long key, long sinceNanos) {
+            if (keyId != NO_KEY) {
+                return;
+            }
+            keyId = key;
+            keys.compute(key, (id, queue) -> (queue == null ? new KeyQueue() : queue).add(this));
+            Long freed = freedAt.get(key);
+            if ((freed != null && freed - sinceNanos >= 0) || allFreedAt - sinceNanos >= 0 || closing) {
+                signal.release();
+            }
         }
 
         /** An acquirer that may try the key now: the longest-waiting one of this instance. */
@@ -220,7 +299,7 @@ public class KeyWaiters implements SmartLifecycle {
             try {
                 boolean woken = signal.tryAcquire(Math.max(0, untilNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
                 signal.drainPermits();
-                return closing ? Wake.CLOSING : woken ? Wake.FREED : Wake.TIMED_OUT;
+                return granted ? Wake.GRANTED : closing ? Wake.CLOSING : woken ? Wake.FREED : Wake.TIMED_OUT;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return Wake.CLOSING;
@@ -243,6 +322,7 @@ public class KeyWaiters implements SmartLifecycle {
     @Override
     public void stop() {
         closing = true;
+        acquirers.values().forEach(waiter -> waiter.signal.release());
         keys.replaceAll((id, queue) -> queue.wakeAll());
         running = false;
     }

@@ -12,6 +12,7 @@ import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 
 /**
@@ -22,20 +23,22 @@ import java.util.stream.Stream;
  * listed, the answer is "not known to be closed".
  *
  * <p>Reading those files walks the kernel's whole socket hash table: several milliseconds of CPU each time
- * on a large machine, whatever the number of sockets. So the sockets in CLOSE_WAIT are read at most once
- * every {@link #FRESH} and shared by every waiter of the instance; a client that closed its connection
- * within that much time of a check is not seen yet.
+ * on a large machine, whatever the number of sockets. So the sockets in CLOSE_WAIT are read in the
+ * background, at most once every {@link #FRESH} and only while requests ask, and the snapshot is shared by
+ * every waiter of the instance: a client that closed its connection is seen by the second check after the
+ * next read.
  */
 public final class ClientConnections {
 
     private static final List<Path> TABLES = List.of(Path.of("/proc/net/tcp6"), Path.of("/proc/net/tcp"));
     private static final String CLOSE_WAIT = "08";
-    static final Duration FRESH = Duration.ofMillis(100);
+    static final Duration FRESH = Duration.ofMillis(250);
 
     private record Snapshot(long readAtNanos, Set<String> closeWait) {
     }
 
     private static volatile Snapshot snapshot = new Snapshot(System.nanoTime() - 2 * FRESH.toNanos(), Set.of());
+    private static final AtomicBoolean reading = new AtomicBoolean();
 
     private ClientConnections() {
     }
@@ -53,36 +56,43 @@ public final class ClientConnections {
         }
     }
 
-    /** The sockets in CLOSE_WAIT as "local remote" in the tables' notation, at most {@link #FRESH} old. */
+    /**
+     * The sockets in CLOSE_WAIT as "local remote" in the tables' notation, as last read. A snapshot older than
+     * {@link #FRESH} is read again in the background, never on the asking request's thread: a waiter that
+     * was just handed a key answers without waiting for the kernel's tables.
+     */
     private static Set<String> closeWait() {
         Snapshot last = snapshot;
-        if (System.nanoTime() - last.readAtNanos() < FRESH.toNanos()) {
-            return last.closeWait();
-        }
-        synchronized (ClientConnections.class) {
-            last = snapshot;
-            if (System.nanoTime() - last.readAtNanos() < FRESH.toNanos()) {
-                return last.closeWait();
-            }
-            Set<String> closeWait = new HashSet<>();
-            for (Path table : TABLES) {
-                if (!Files.isReadable(table)) {
-                    continue;
+        if (System.nanoTime() - last.readAtNanos() >= FRESH.toNanos() && reading.compareAndSet(false, true)) {
+            Thread.ofVirtual().name("client-connections").start(() -> {
+                try {
+                    snapshot = new Snapshot(System.nanoTime(), read());
+                } finally {
+                    reading.set(false);
                 }
-                try (Stream<String> lines = Files.lines(table)) {
-                    lines.skip(1).forEach(line -> {
-                        String[] fields = line.trim().split("\\s+", 5);
-                        if (fields.length > 3 && CLOSE_WAIT.equals(fields[3])) {
-                            closeWait.add(fields[1] + " " + fields[2]);
-                        }
-                    });
-                } catch (IOException | UncheckedIOException e) {
-                    // unreadable now: nothing known to be closed
-                }
-            }
-            snapshot = new Snapshot(System.nanoTime(), Set.copyOf(closeWait));
-            return snapshot.closeWait();
+            });
         }
+        return last.closeWait();
+    }
+
+    private static Set<String> read() {
+        Set<String> closeWait = new HashSet<>();
+        for (Path table : TABLES) {
+            if (!Files.isReadable(table)) {
+                continue;
+            }
+            try (Stream<String> lines = Files.lines(table)) {
+                lines.skip(1).forEach(line -> {
+                    String[] fields = line.trim().split("\\s+", 5);
+                    if (fields.length > 3 && CLOSE_WAIT.equals(fields[3])) {
+                        closeWait.add(fields[1] + " " + fields[2]);
+                    }
+                });
+            } catch (IOException | UncheckedIOException e) {
+                // unreadable now: nothing known to be closed
+            }
+        }
+        return Set.copyOf(closeWait);
     }
 
     /** An IPv4 socket address as /proc/net/tcp writes it: the address's 32-bit word in host (little-endian) order. */

@@ -29,7 +29,7 @@ class LeaseSweeperTest extends IntegrationTest {
 
     @BeforeEach
     void noOtherLeases() {
-        jdbc.sql("TRUNCATE idempotency_record, lease_event, lease, lease_key").update();
+        jdbc.sql("TRUNCATE idempotency_record, lease_waiter, lease_event, lease, lease_key").update();
     }
 
     @Test

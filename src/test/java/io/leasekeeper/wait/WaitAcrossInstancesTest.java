@@ -85,6 +85,28 @@ class WaitAcrossInstancesTest {
     }
 
     @Test
+    void waitersOnTwoInstancesAreHandedTheKeyInTheOrderTheyQueued() throws Exception {
+        Api.Response held = api(first).post("/v1/leases", writer("alice"), Api.acquireBody("k", "job", "a", 60));
+        CompletableFuture<Api.Response> bob = waitOn(second, writer("bob"), 20);
+        await().atMost(Duration.ofSeconds(10)).until(() -> waiters(second).count() == 1);
+        CompletableFuture<Api.Response> carol = waitOn(first, writer("carol"), 20);
+        await().atMost(Duration.ofSeconds(10)).until(() -> waiters(first).count() == 1);
+
+        // Released through the instance carol waits on: the key still goes to bob, who queued first.
+        api(first).post("/v1/leases/" + id(held) + "/release", writer("alice"), Map.of("fencingToken", token(held)));
+        Api.Response bobs = bob.get(10, TimeUnit.SECONDS);
+        assertThat(bobs.status()).isEqualTo(201);
+        assertThat(bobs.body().get("owner").asString()).isEqualTo("bob");
+        assertThat(carol).isNotDone();
+
+        api(second).post("/v1/leases/" + id(bobs) + "/release", writer("bob"), Map.of("fencingToken", token(bobs)));
+        Api.Response carols = carol.get(10, TimeUnit.SECONDS);
+        assertThat(carols.status()).isEqualTo(201);
+        assertThat(carols.body().get("owner").asString()).isEqualTo("carol");
+        assertThat(token(carols)).isGreaterThan(token(bobs));
+    }
+
+    @Test
     void aWaiterIsAnsweredWhileItsInstanceListenerIsCutAndTheListenerComesBack() throws Exception {
         double reconnectsBefore = meters(second).get("leasekeeper.wait.listener.reconnects").counter().count();
         Api.Response held = api(first).post("/v1/leases", writer("alice"), Api.acquireBody("k", "job", "a", 60));

@@ -7,6 +7,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.leasekeeper.support.Api;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.leasekeeper.support.IntegrationTest;
+import io.leasekeeper.sweeper.LeaseSweeper;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -43,6 +44,9 @@ class WaitingAcquireTest extends IntegrationTest {
 
     @Autowired
     MeterRegistry meters;
+
+    @Autowired
+    LeaseSweeper sweeper;
 
     private final ExecutorService clients = Executors.newVirtualThreadPerTaskExecutor();
 
@@ -161,13 +165,15 @@ class WaitingAcquireTest extends IntegrationTest {
         assertThat(gaveUp).failsWithin(Duration.ofSeconds(10)).withThrowableThat()
                 .havingCause().isInstanceOf(HttpTimeoutException.class);
         impatient.close();
-        assertThat(waiters.count()).as("bob's request still waits").isEqualTo(1);
+        // Bob's request looks at its client at least every second: it finds it gone and leaves the queue.
+        awaitWaiters(0);
+        assertThat(jdbc.sql("SELECT count(*) FROM lease_waiter WHERE tenant = :tenant")
+                .param("tenant", tenant).query(Long.class).single()).as("rows left in the key's queue").isZero();
         CompletableFuture<Api.Response> carol = waitFor(writer("carol"), "k", 20, 0);
-        awaitWaiters(2);
+        awaitWaiters(1);
 
         release(writer("alice"), id(held), token(held));
 
-        // Bob's request was first in line; it finds its client gone, leaves, and carol gets the key.
         Api.Response granted = carol.get(WOKEN_BY_NOTIFICATION.toSeconds(), TimeUnit.SECONDS);
         assertThat(granted.body().get("owner").asString()).isEqualTo("carol");
         assertThat(jdbc.sql("SELECT count(*) FROM lease WHERE tenant = :tenant AND owner = 'bob'")
@@ -190,6 +196,63 @@ class WaitingAcquireTest extends IntegrationTest {
         assertThat(retry.status()).isEqualTo(201);
         assertThat(retry.header("Idempotent-Replayed")).isEqualTo("true");
         assertThat(id(retry)).isEqualTo(id(granted));
+    }
+
+    @Test
+    void aRetryAdoptsTheLeaseHandedToItsFirstRequestWhenThatRequestNeverAnswered() throws Exception {
+        Api.Response held = acquire(writer("alice"), "k", "job", "a", 60);
+        // Bob's first request queues, then its client gives up; its row is made an orphan first, as if the
+        // request's instance had stopped before answering: a row no request of any instance answers for.
+        HttpClient impatient = HttpClient.newHttpClient();
+        CompletableFuture<HttpResponse<String>> first = impatient.sendAsync(request(body("k", 20, 0))
+                        .header("Authorization", "Bearer " + writer("bob")).header("Idempotency-Key", "adopt-1")
+                        .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString());
+        awaitWaiters(1);
+        assertThat(jdbc.sql("UPDATE lease_waiter SET id = gen_random_uuid() WHERE tenant = :tenant")
+                .param("tenant", tenant).update()).isEqualTo(1);
+        assertThat(first).failsWithin(Duration.ofSeconds(10)).withThrowableThat()
+                .havingCause().isInstanceOf(HttpTimeoutException.class);
+        impatient.close();
+        awaitWaiters(0);
+
+        // Alice's release hands the key to the orphaned row, the first in the key's queue.
+        release(writer("alice"), id(held), token(held));
+        String handed = jdbc.sql("SELECT CAST(lease_id AS text) FROM lease_waiter WHERE tenant = :tenant")
+                .param("tenant", tenant).query(String.class).single();
+
+        // Bob's retry (the same key, the same request) adopts that lease rather than finding its own key held.
+        Api.Response retry = api.send(request(body("k", 20, 0)).header("Idempotency-Key", "adopt-1"), writer("bob"));
+        assertThat(retry.status()).isEqualTo(201);
+        assertThat(id(retry)).isEqualTo(handed);
+        assertThat(jdbc.sql("SELECT count(*) FROM lease_waiter WHERE tenant = :tenant")
+                .param("tenant", tenant).query(Long.class).single()).isZero();
+        Api.Response again = api.send(request(body("k", 20, 0)).header("Idempotency-Key", "adopt-1"), writer("bob"));
+        assertThat(again.header("Idempotent-Replayed")).isEqualTo("true");
+        assertThat(id(again)).isEqualTo(handed);
+    }
+
+    @Test
+    void theSweeperDeletesQueueRowsAMinuteAfterTheirWaitRanOut() {
+        Api.Response held = acquire(writer("alice"), "k", "job", "a", 60);
+        long keyId = jdbc.sql("SELECT key_id FROM lease WHERE id = CAST(:id AS uuid)").param("id", id(held))
+                .query(Long.class).single();
+        for (String waitUntil : new String[] {"lease_now() - interval '61 seconds'", "lease_now() - interval '59 seconds'"}) {
+            jdbc.sql("""
+                    INSERT INTO lease_waiter (id, key_id, wait_until, tenant, owner, holder, ttl_seconds,
+                                              max_lifetime_seconds, lock_delay_seconds, metadata)
+                    VALUES (gen_random_uuid(), :keyId, %s, :tenant, 'bob', 'b', 30, 3600, 0, '{}')
+                    """.formatted(waitUntil)).param("keyId", keyId).param("tenant", tenant).update();
+        }
+
+        assertThat(sweeper.deleteAbandonedWaiters()).isEqualTo(1);
+
+        assertThat(jdbc.sql("SELECT count(*) FROM lease_waiter WHERE tenant = :tenant")
+                .param("tenant", tenant).query(Long.class).single()).isEqualTo(1);
+        // A row whose wait ran out is never handed the key: the release leaves it free.
+        release(writer("alice"), id(held), token(held));
+        assertThat(jdbc.sql("SELECT count(*) FROM lease WHERE tenant = :tenant AND state = 'active'")
+                .param("tenant", tenant).query(Long.class).single()).isZero();
+        jdbc.sql("DELETE FROM lease_waiter WHERE tenant = :tenant").param("tenant", tenant).update();
     }
 
     @Test
