@@ -6,15 +6,17 @@
 
 FROM eclipse-temurin:25-jdk AS build
 WORKDIR /build
-# The dependencies first, so that their layer is cached until pom.xml changes.
-COPY mvnw pom.xml ./
+# The build of every artifact (pom.xml) with the service's own POM and the client library, which the service's
+# tests use; Maven's repository is a BuildKit cache, so that dependencies are downloaded once, not per build.
+COPY mvnw pom.xml service-pom.xml ./
 COPY .mvn .mvn
-RUN ./mvnw -B -ntp -q dependency:go-offline
+COPY client client
 COPY src src
 COPY db db
 # The committed OpenAPI document: the test client is generated from it even when tests are skipped.
 COPY docs/openapi.json docs/openapi.json
-RUN ./mvnw -B -ntp -q package -DskipTests && cp target/leasekeeper-*.jar application.jar
+RUN --mount=type=cache,target=/root/.m2 ./mvnw -B -ntp -q package -DskipTests -pl :leasekeeper -am \
+    && cp target/leasekeeper-*.jar application.jar
 RUN java -Djarmode=tools -jar application.jar extract --layers --destination extracted
 
 FROM eclipse-temurin:25-jre

@@ -1,0 +1,380 @@
+package io.leasekeeper.client;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Supplier;
+
+/**
+ * Every operation of Leasekeeper's HTTP API (contract revision 1.1) as a typed call. A call answers the lease
+ * (or page, or history) or throws: a {@link ProblemException} subclass for each problem code the service
+ * answered, {@link ServiceUnavailableException} when it could not be reached.
+ *
+ * <p>Every write carries an {@code Idempotency-Key} of its own, kept across its retries: a 503 or a failed
+ * connection is retried with exponential backoff and full jitter (at least {@code Retry-After} when the
+ * service sends one), and a retry of a write whose answer was lost replays that answer instead of acting
+ * twice. Reads are retried the same way. Thread-safe; one client serves a whole application.
+ */
+public final class LeasekeeperClient {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final URI baseUrl;
+    private final Supplier<String> token;
+    private final HttpClient http;
+    private final Duration requestTimeout;
+    private final int maxAttempts;
+    private final Duration firstBackoff;
+    private final Duration maxBackoff;
+
+    private LeasekeeperClient(Builder b) {
+        this.baseUrl = b.baseUrl;
+        this.token = b.token;
+        this.http = b.http != null ? b.http : HttpClient.newBuilder().connectTimeout(b.connectTimeout).build();
+        this.requestTimeout = b.requestTimeout;
+        this.maxAttempts = b.maxAttempts;
+        this.firstBackoff = b.firstBackoff;
+        this.maxBackoff = b.maxBackoff;
+    }
+
+    /** A client of the service at {@code baseUrl} (for example {@code http://localhost:8080}). */
+    public static Builder builder(URI baseUrl) {
+        return new Builder(baseUrl);
+    }
+
+    /**
+     * Acquires the key if it is free (201), or waits for it up to {@code waitSeconds}; throws
+     * {@link ProblemException.LeaseHeld} or {@link ProblemException.LockDelayed} when it stays busy.
+     */
+    public Lease acquire(AcquireRequest request) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        put(body, "program", request.key().program());
+        body.put("target", Map.of("type", request.key().target().type(), "value", request.key().target().value()));
+        body.put("actor", request.key().actor());
+        put(body, "operation", request.key().operation());
+        body.put("holder", request.holder());
+        body.put("ttlSeconds", request.ttlSeconds());
+        put(body, "maxLifetimeSeconds", request.maxLifetimeSeconds());
+        if (request.lockDelaySeconds() > 0) {
+            body.put("lockDelaySeconds", request.lockDelaySeconds());
+        }
+        if (request.waitSeconds() > 0) {
+            body.put("waitSeconds", request.waitSeconds());
+        }
+        put(body, "jobId", request.jobId());
+        put(body, "traceId", request.traceId());
+        if (!request.metadata().isEmpty()) {
+            body.put("metadata", request.metadata());
+        }
+        return lease(write("/v1/leases", body, Duration.ofSeconds(request.waitSeconds())));
+    }
+
+    /** Extends the caller's active lease; {@code ttlSeconds} null keeps its TTL. */
+    public Lease renew(UUID leaseId, long fencingToken, Integer ttlSeconds) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("fencingToken", fencingToken);
+        put(body, "ttlSeconds", ttlSeconds);
+        return lease(write("/v1/leases/" + leaseId + "/renew", body, Duration.ZERO));
+    }
+
+    /** Releases the caller's lease if the token is still its own (compare-and-delete). */
+    public Lease release(UUID leaseId, long fencingToken) {
+        return lease(write("/v1/leases/" + leaseId + "/release", Map.of("fencingToken", fencingToken), Duration.ZERO));
+    }
+
+    /** An admin ends a lease of its tenant, whoever holds it (needs the {@code leases:admin} scope). */
+    public Lease revoke(UUID leaseId, String reason) {
+        return lease(write("/v1/admin/leases/" + leaseId + "/revoke", Map.of("reason", reason), Duration.ZERO));
+    }
+
+    public Lease inspect(UUID leaseId) {
+        return lease(read("/v1/leases/" + leaseId, Duration.ZERO));
+    }
+
+    /**
+     * Answers the lease once it is no longer active (released, revoked, expired) or when {@code waitSeconds}
+     * pass, whichever is first; a renew does not end the wait (revision 1.1).
+     */
+    public Lease watch(UUID leaseId, int waitSeconds) {
+        return lease(read("/v1/leases/" + leaseId + "?waitSeconds=" + waitSeconds, Duration.ofSeconds(waitSeconds)));
+    }
+
+    /** The active lease of a key; {@link ProblemException.NoActiveLease} when none holds it. */
+    public Lease current(LeaseKey key) {
+        Map<String, String> query = new LinkedHashMap<>();
+        putQuery(query, "program", key.program());
+        query.put("targetType", key.target().type());
+        query.put("target", key.target().value());
+        query.put("actor", key.actor());
+        putQuery(query, "operation", key.operation());
+        return lease(read("/v1/leases/current" + queryString(query), Duration.ZERO));
+    }
+
+    public LeasePage list(ListQuery q) {
+        Map<String, String> query = new LinkedHashMap<>();
+        putQuery(query, "program", q.program());
+        putQuery(query, "actor", q.actor());
+        putQuery(query, "targetType", q.targetType());
+        putQuery(query, "target", q.target());
+        putQuery(query, "owner", q.owner());
+        putQuery(query, "holder", q.holder());
+        putQuery(query, "state", q.state());
+        putQuery(query, "limit", q.limit() == null ? null : q.limit().toString());
+        putQuery(query, "cursor", q.cursor());
+        JsonNode page = read("/v1/leases" + queryString(query), Duration.ZERO);
+        List<Lease> items = new ArrayList<>();
+        page.path("items").forEach(item -> items.add(lease(item)));
+        return new LeasePage(List.copyOf(items), text(page, "nextCursor"));
+    }
+
+    /** Every event of the lease, oldest first (following the pages, when the service pages them). */
+    public List<LeaseEvent> history(UUID leaseId) {
+        List<LeaseEvent> events = new ArrayList<>();
+        String cursor = null;
+        do {
+            JsonNode page = read("/v1/leases/" + leaseId + "/events"
+                    + (cursor == null ? "" : "?cursor=" + encode(cursor)), Duration.ZERO);
+            page.path("items").forEach(item -> events.add(event(item)));
+            cursor = text(page, "nextCursor");
+        } while (cursor != null);
+        return List.copyOf(events);
+    }
+
+    private JsonNode write(String path, Map<String, Object> body, Duration longer) {
+        String json;
+        try {
+            json = JSON.writeValueAsString(body);
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("a request body that cannot be written as JSON", e);
+        }
+        String idempotencyKey = UUID.randomUUID().toString();
+        return send(() -> request(path, longer).header("Idempotency-Key", idempotencyKey)
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(json)).build());
+    }
+
+    private JsonNode read(String path, Duration longer) {
+        return send(() -> request(path, longer).GET().build());
+    }
+
+    private HttpRequest.Builder request(String path, Duration longer) {
+        HttpRequest.Builder builder = HttpRequest.newBuilder(baseUrl.resolve(path))
+                .timeout(requestTimeout.plus(longer))
+                .header("Accept", "application/json, application/problem+json");
+        String bearer = token.get();
+        if (bearer != null) {
+            builder.header("Authorization", "Bearer " + bearer);
+        }
+        return builder;
+    }
+
+    /** Sends, retrying 503 and failed connections under backoff; answers the 2xx body or throws. */
+    private JsonNode send(Supplier<HttpRequest> request) {
+        for (int attempt = 1; ; attempt++) {
+            HttpResponse<String> response;
+            try {
+                response = http.send(request.get(), HttpResponse.BodyHandlers.ofString());
+            } catch (IOException e) {
+                if (attempt >= maxAttempts) {
+                    throw new ServiceUnavailableException("Leasekeeper at " + baseUrl + " unreachable after "
+                            + attempt + " attempts: " + e, e);
+                }
+                pause(attempt, null);
+                continue;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new ServiceUnavailableException("interrupted while calling Leasekeeper", e);
+            }
+            if (response.statusCode() / 100 == 2) {
+                return parse(response.body());
+            }
+            Problem problem = problem(response);
+            if (response.statusCode() == 503 && attempt < maxAttempts) {
+                pause(attempt, problem.retryAfter());
+                continue;
+            }
+            throw ProblemException.of(problem);
+        }
+    }
+
+    /** Full jitter: a random pause up to min(maxBackoff, firstBackoff * 2^(attempt-1)), at least Retry-After. */
+    private void pause(int attempt, Duration retryAfter) {
+        long capMillis = Math.min(maxBackoff.toMillis(), firstBackoff.toMillis() << Math.min(attempt - 1, 20));
+        long millis = ThreadLocalRandom.current().nextLong(capMillis + 1);
+        if (retryAfter != null) {
+            millis = Math.max(millis, Math.min(retryAfter.toMillis(), maxBackoff.toMillis()));
+        }
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ServiceUnavailableException("interrupted while waiting to retry", e);
+        }
+    }
+
+    private static Problem problem(HttpResponse<String> response) {
+        Duration retryAfter = response.headers().firstValue("Retry-After").flatMap(LeasekeeperClient::seconds)
+                .orElse(null);
+        JsonNode body;
+        try {
+            body = JSON.readTree(response.body());
+        } catch (IOException e) {
+            body = null;
+        }
+        if (body == null || !body.isObject()) {
+            return new Problem(response.statusCode(), null, "HTTP " + response.statusCode(), response.body(), null,
+                    retryAfter, null, null, List.of(), response.body());
+        }
+        JsonNode held = body.get("holder");
+        Holder holder = held == null || !held.isObject() ? null : new Holder(text(held, "owner"), text(held, "holder"),
+                instant(held, "expiresAt"), held.path("remainingMs").asLong());
+        List<Problem.FieldError> errors = new ArrayList<>();
+        body.path("errors").forEach(e -> errors.add(new Problem.FieldError(text(e, "field"), text(e, "message"))));
+        return new Problem(response.statusCode(), text(body, "code"), text(body, "title"), text(body, "detail"),
+                text(body, "traceId"), retryAfter, holder, instant(body, "availableAt"), List.copyOf(errors),
+                response.body());
+    }
+
+    private static java.util.Optional<Duration> seconds(String header) {
+        try {
+            return java.util.Optional.of(Duration.ofSeconds(Long.parseLong(header.trim())));
+        } catch (NumberFormatException e) {
+            return java.util.Optional.empty();
+        }
+    }
+
+    private static JsonNode parse(String body) {
+        try {
+            return JSON.readTree(body);
+        } catch (IOException e) {
+            throw new IllegalStateException("Leasekeeper answered a body that is not JSON: " + body, e);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    static Lease lease(JsonNode n) {
+        JsonNode target = n.path("target");
+        return new Lease(UUID.fromString(n.path("leaseId").asText()), text(n, "key"), text(n, "tenant"),
+                text(n, "program"), new Target(target.path("type").asText(), target.path("value").asText()),
+                text(n, "actor"), text(n, "operation"), text(n, "owner"), text(n, "holder"),
+                n.path("fencingToken").asLong(), text(n, "state"), instant(n, "acquiredAt"), instant(n, "renewedAt"),
+                instant(n, "expiresAt"), instant(n, "maxExpiresAt"), instant(n, "endedAt"), text(n, "endReason"),
+                n.path("ttlSeconds").asInt(), n.path("maxLifetimeSeconds").asInt(), n.path("lockDelaySeconds").asInt(),
+                n.path("remainingMs").asLong(), instant(n, "serverTime"), text(n, "jobId"), text(n, "traceId"),
+                n.hasNonNull("metadata") ? JSON.convertValue(n.get("metadata"), Map.class) : Map.of());
+    }
+
+    @SuppressWarnings("unchecked")
+    private static LeaseEvent event(JsonNode n) {
+        return new LeaseEvent(n.path("eventId").asLong(), UUID.fromString(n.path("leaseId").asText()),
+                text(n, "type"), text(n, "fromState"), text(n, "toState"), n.path("fencingToken").asLong(),
+                instant(n, "at"), text(n, "principal"), text(n, "requestId"), text(n, "traceId"),
+                n.hasNonNull("details") ? JSON.convertValue(n.get("details"), Map.class) : Map.of());
+    }
+
+    private static String text(JsonNode node, String field) {
+        JsonNode value = node.get(field);
+        return value == null || value.isNull() ? null : value.asText();
+    }
+
+    private static Instant instant(JsonNode node, String field) {
+        String value = text(node, field);
+        return value == null ? null : Instant.parse(value);
+    }
+
+    private static void put(Map<String, Object> body, String field, Object value) {
+        if (value != null) {
+            body.put(field, value);
+        }
+    }
+
+    private static void putQuery(Map<String, String> query, String name, String value) {
+        if (value != null) {
+            query.put(name, value);
+        }
+    }
+
+    private static String queryString(Map<String, String> query) {
+        StringBuilder s = new StringBuilder();
+        query.forEach((name, value) -> s.append(s.length() == 0 ? '?' : '&').append(name).append('=').append(encode(value)));
+        return s.toString();
+    }
+
+    private static String encode(String value) {
+        return URLEncoder.encode(value, StandardCharsets.UTF_8).replace("+", "%20");
+    }
+
+    /** How to reach the service and how hard to try. */
+    public static final class Builder {
+        private final URI baseUrl;
+        private Supplier<String> token = () -> null;
+        private HttpClient http;
+        private Duration connectTimeout = Duration.ofSeconds(5);
+        private Duration requestTimeout = Duration.ofSeconds(10);
+        private int maxAttempts = 4;
+        private Duration firstBackoff = Duration.ofMillis(100);
+        private Duration maxBackoff = Duration.ofSeconds(2);
+
+        private Builder(URI baseUrl) {
+            this.baseUrl = Objects.requireNonNull(baseUrl, "baseUrl");
+        }
+
+        /** The bearer token of each request, asked for every time (so that it may be refreshed). */
+        public Builder token(Supplier<String> token) {
+            this.token = Objects.requireNonNull(token, "token");
+            return this;
+        }
+
+        public Builder token(String token) {
+            return token(() -> token);
+        }
+
+        /** The JDK client to send with (default: a new one with {@code connectTimeout}). */
+        public Builder httpClient(HttpClient http) {
+            this.http = http;
+            return this;
+        }
+
+        public Builder connectTimeout(Duration timeout) {
+            this.connectTimeout = timeout;
+            return this;
+        }
+
+        /** How long one attempt may take, beyond a waiting acquire's or a watch's own wait (default 10 s). */
+        public Builder requestTimeout(Duration timeout) {
+            this.requestTimeout = timeout;
+            return this;
+        }
+
+        /** Attempts per call, the first included (default 4), and the backoff's first and largest pause. */
+        public Builder retries(int maxAttempts, Duration firstBackoff, Duration maxBackoff) {
+            if (maxAttempts < 1) {
+                throw new IllegalArgumentException("maxAttempts must be at least 1");
+            }
+            this.maxAttempts = maxAttempts;
+            this.firstBackoff = firstBackoff;
+            this.maxBackoff = maxBackoff;
+            return this;
+        }
+
+        public LeasekeeperClient build() {
+            return new LeasekeeperClient(this);
+        }
+    }
+}
