@@ -31,8 +31,10 @@ CREATE TABLE lease_waiter (
 
 -- The hand-over's pick: a key's waiting rows in arrival order.
 CREATE INDEX lease_waiter_queue ON lease_waiter (key_id, position) WHERE lease_id IS NULL;
--- A retry's look for a grant its first request did not answer.
-CREATE INDEX lease_waiter_idempotency ON lease_waiter (tenant, owner, idempotency_key)
+-- One row per logical request: a retry of a waiting acquire (the same Idempotency-Key) takes over its first
+-- request's row (and its place in the queue) instead of queueing a second one, so that one key is never
+-- handed to one request twice; it also finds there a grant its first request did not answer.
+CREATE UNIQUE INDEX lease_waiter_one_per_request ON lease_waiter (tenant, owner, idempotency_key)
     WHERE idempotency_key IS NOT NULL;
 -- The sweeper's cleanup of rows whose request never answered.
 CREATE INDEX lease_waiter_by_age ON lease_waiter (wait_until);

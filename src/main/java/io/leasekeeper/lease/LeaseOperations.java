@@ -82,6 +82,13 @@ public class LeaseOperations {
         Optional<AcquireResult.Busy> watched = busyAndWatched(command, watchSeconds);
         AcquireResult result = watched.isPresent() ? watched.get() : acquireOrBusy(command, caller, null);
         if (result instanceof AcquireResult.Busy busy) {
+            if (idempotency != null) {
+                // This very try may just have handed the key to the row its first request left.
+                Optional<AcquireResult> adopted = store.adopt(idempotency).map(leaseId -> granted(leaseId, caller));
+                if (adopted.isPresent()) {
+                    return adopted.get();
+                }
+            }
             if (watched.isEmpty()) {
                 store.watchKey(busy.keyId(), watchSeconds, watchHorizon);
             }
@@ -116,11 +123,17 @@ public class LeaseOperations {
     }
 
     /**
-     * A waiting acquire whose client has gone leaves the key's queue; a lease a hand-over granted it in the
-     * meantime is released at once, which hands the key to the next in the queue.
+     * A waiting acquire whose client has gone (or that fails) leaves the key's queue. A lease a hand-over
+     * granted it in the meantime is released at once, which hands the key to the next in the queue; unless
+     * the request has an Idempotency-Key: then the granted row stays for its retry to adopt, so that one
+     * logical request never makes two leases (the lease ends by its TTL if no retry comes).
      */
     @Transactional
-    public void abandonQueue(UUID waiterId, Caller caller) {
+    public void abandonQueue(UUID waiterId, Caller caller, boolean idempotent) {
+        if (idempotent) {
+            store.leaveQueueUngranted(waiterId);
+            return;
+        }
         store.leaveQueue(waiterId).flatMap(leaseId -> store.byId(leaseId, caller.tenant()))
                 .filter(granted -> granted.lease().activeAt(granted.now()))
                 .ifPresent(granted -> releaseIfHeld(granted.lease().id(), granted.lease().fencingToken(), caller));

@@ -172,7 +172,9 @@ class LeaseStore {
 
     /**
      * A waiting acquire's row in its key's queue, written once, when a try first finds the key busy; the
-     * row's wait ends with the request's.
+     * row's wait ends with the request's. A retry of the same request (Idempotency-Key and fingerprint) takes
+     * over the row its first request left (that request failed, or its client gave up on it): the row gets
+     * the retry's id and wait, and keeps its place.
      */
     private static final String QUEUE = """
             INSERT INTO lease_waiter (id, key_id, wait_until, tenant, owner, holder, ttl_seconds,
@@ -181,7 +183,9 @@ class LeaseStore {
             VALUES (:waiterId, :keyId, lease_now() + make_interval(secs => :waitSeconds), :tenant, :principal,
                     :holder, :ttl, :maxLifetime, :lockDelay, :jobId, :leaseTraceId, CAST(:metadata AS jsonb),
                     :requestId, :traceId, :idempotencyKey, :fingerprint)
-            ON CONFLICT (id) DO NOTHING
+            ON CONFLICT (tenant, owner, idempotency_key) WHERE idempotency_key IS NOT NULL
+            DO UPDATE SET id = EXCLUDED.id, wait_until = EXCLUDED.wait_until
+            WHERE lease_waiter.fingerprint = EXCLUDED.fingerprint
             """;
 
     /** The lease a hand-over granted to this waiting acquire's row, if one did; the row leaves the queue then. */
@@ -201,6 +205,9 @@ class LeaseStore {
 
     /** A waiting acquire leaves its key's queue: returns the lease a hand-over granted it, if one did. */
     private static final String LEAVE_QUEUE = "DELETE FROM lease_waiter WHERE id = :waiterId RETURNING lease_id";
+
+    /** The same, unless a hand-over granted the row a lease: that row stays for a retry to adopt. */
+    private static final String LEAVE_QUEUE_UNGRANTED = "DELETE FROM lease_waiter WHERE id = :waiterId AND lease_id IS NULL";
 
     /**
      * A retry of a waiting acquire adopts the lease granted to its first request's row (same Idempotency-Key
@@ -523,6 +530,11 @@ class LeaseStore {
     Optional<UUID> leaveQueue(UUID waiterId) {
         return jdbc.sql(LEAVE_QUEUE).param("waiterId", waiterId).query((rs, n) -> rs.getObject("lease_id", UUID.class))
                 .optional().flatMap(Optional::ofNullable);
+    }
+
+    /** Deletes the waiting acquire's row unless a hand-over granted it a lease. */
+    void leaveQueueUngranted(UUID waiterId) {
+        jdbc.sql(LEAVE_QUEUE_UNGRANTED).param("waiterId", waiterId).update();
     }
 
     /** A retry's adoption of the lease granted to its first request's row, which never answered. */

@@ -71,7 +71,7 @@ class Waiting {
      * the longest-waiting one of the instance, and the key was freed without a hand-over or its holder's
      * expiry passed), until {@code arrivedNanos + waitSeconds}. After each wake, and at least every second, it
      * asks whether the client is still there: one that has gone leaves the queue, and a lease handed to it in
-     * the meantime is released at once.
+     * the meantime is released at once (or, when the request has an Idempotency-Key, kept for its retry).
      */
     ResponseEntity<?> acquire(AcquireCommand command, Caller caller, IdempotencyStore.Request idempotency,
                               long arrivedNanos, Attempt attempt, BooleanSupplier clientGone) {
@@ -89,38 +89,58 @@ class Waiting {
                 return tried.answer();
             }
             waiter.waitFor(tried.busy().keyId(), triedAt);
-            while (true) {
-                long now = System.nanoTime();
-                long tryAt = earliest(deadline, waiters.retryByNanos(now));
-                if (waiter.isHead()) {
-                    tryAt = earliest(tryAt, triedAt + TimeUnit.MILLISECONDS.toNanos(tried.busy().remainingMs()));
+            try {
+                return waitQueued(waiter, tried, triedAt, deadline, command, caller, idempotency, arrivedNanos,
+                        attempt, clientGone);
+            } catch (RuntimeException failed) {
+                // The request fails (the database went away): its row should not be handed the key later.
+                try {
+                    operations.abandonQueue(id, caller, idempotency != null);
+                } catch (RuntimeException alsoFailed) {
+                    failed.addSuppressed(alsoFailed);
                 }
-                KeyWaiters.Wake wake = waiter.await(earliest(tryAt, now + CLIENT_CHECK_NANOS));
-                if (clientGone.getAsBoolean()) {
-                    // Never leave a key with a client that has gone: it would hold the key until its TTL.
-                    operations.abandonQueue(id, caller);
-                    record("acquire", "gone", arrivedNanos);
-                    return tried.answer();
-                }
-                if (wake == KeyWaiters.Wake.CLOSING || System.nanoTime() - deadline >= 0) {
-                    Try last = attempt.run(() -> operations.leaveQueue(command, caller, id));
-                    if (last.granted()) {
-                        waiter.tookKey();
-                    }
-                    record("acquire", last.granted() ? "granted" : wake == KeyWaiters.Wake.CLOSING ? "shutdown"
-                            : "deadline", arrivedNanos);
-                    return last.answer();
-                }
-                if (wake == KeyWaiters.Wake.TIMED_OUT && System.nanoTime() - tryAt < 0) {
-                    continue; // woken only to look at the client
-                }
-                triedAt = System.nanoTime();
-                tried = attempt.run(() -> operations.tryQueued(command, caller, id, idempotency != null));
-                if (tried.granted()) {
+                throw failed;
+            }
+        }
+    }
+
+    private ResponseEntity<?> waitQueued(KeyWaiters.Waiter waiter, Try first, long firstTriedAt, long deadline,
+                                         AcquireCommand command, Caller caller, IdempotencyStore.Request idempotency,
+                                         long arrivedNanos, Attempt attempt, BooleanSupplier clientGone) {
+        UUID id = waiter.id();
+        Try tried = first;
+        long triedAt = firstTriedAt;
+        while (true) {
+            long now = System.nanoTime();
+            long tryAt = earliest(deadline, waiters.retryByNanos(now));
+            if (waiter.isHead()) {
+                tryAt = earliest(tryAt, triedAt + TimeUnit.MILLISECONDS.toNanos(tried.busy().remainingMs()));
+            }
+            KeyWaiters.Wake wake = waiter.await(earliest(tryAt, now + CLIENT_CHECK_NANOS));
+            if (clientGone.getAsBoolean()) {
+                // Never leave a key with a client that has gone: it would hold the key until its TTL.
+                operations.abandonQueue(id, caller, idempotency != null);
+                record("acquire", "gone", arrivedNanos);
+                return tried.answer();
+            }
+            if (wake == KeyWaiters.Wake.CLOSING || System.nanoTime() - deadline >= 0) {
+                Try last = attempt.run(() -> operations.leaveQueue(command, caller, id));
+                if (last.granted()) {
                     waiter.tookKey();
-                    record("acquire", "granted", arrivedNanos);
-                    return tried.answer();
                 }
+                record("acquire", last.granted() ? "granted" : wake == KeyWaiters.Wake.CLOSING ? "shutdown"
+                        : "deadline", arrivedNanos);
+                return last.answer();
+            }
+            if (wake == KeyWaiters.Wake.TIMED_OUT && System.nanoTime() - tryAt < 0) {
+                continue; // woken only to look at the client
+            }
+            triedAt = System.nanoTime();
+            tried = attempt.run(() -> operations.tryQueued(command, caller, id, idempotency != null));
+            if (tried.granted()) {
+                waiter.tookKey();
+                record("acquire", "granted", arrivedNanos);
+                return tried.answer();
             }
         }
     }

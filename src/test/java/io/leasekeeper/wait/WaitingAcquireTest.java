@@ -185,8 +185,7 @@ class WaitingAcquireTest extends IntegrationTest {
     @Test
     void aRetryOfAGrantedWaitingAcquireReplaysTheGrant() throws Exception {
         Api.Response held = acquire(writer("alice"), "k", "job", "a", 60);
-        CompletableFuture<Api.Response> waiting = CompletableFuture.supplyAsync(() -> api.send(request(body("k", 20, 0))
-                .header("Idempotency-Key", "wait-1"), writer("bob")), clients);
+        CompletableFuture<Api.Response> waiting = bobWaitsWithKey(20, "wait-1");
         awaitWaiters(1);
         release(writer("alice"), id(held), token(held));
         Api.Response granted = waiting.get(WOKEN_BY_NOTIFICATION.toSeconds(), TimeUnit.SECONDS);
@@ -232,6 +231,27 @@ class WaitingAcquireTest extends IntegrationTest {
     }
 
     @Test
+    void aRetryWhileItsFirstRequestStillWaitsTakesOverItsRowAndOneLeaseAnswersBoth() throws Exception {
+        Api.Response held = acquire(writer("alice"), "k", "job", "a", 60);
+        CompletableFuture<Api.Response> first = bobWaitsWithKey(3, "twice-1");
+        awaitWaiters(1);
+        CompletableFuture<Api.Response> retry = bobWaitsWithKey(3, "twice-1");
+        awaitWaiters(2);
+        assertThat(jdbc.sql("SELECT count(*) FROM lease_waiter WHERE tenant = :tenant")
+                .param("tenant", tenant).query(Long.class).single()).as("one row for the one logical request").isOne();
+
+        release(writer("alice"), id(held), token(held));
+
+        Api.Response retried = retry.get(WOKEN_BY_NOTIFICATION.toSeconds(), TimeUnit.SECONDS);
+        Api.Response firstAnswer = first.get(WOKEN_BY_NOTIFICATION.toSeconds(), TimeUnit.SECONDS);
+        assertThat(retried.status()).isEqualTo(201);
+        assertThat(firstAnswer.status()).isEqualTo(201);
+        assertThat(id(firstAnswer)).isEqualTo(id(retried));
+        assertThat(jdbc.sql("SELECT count(*) FROM lease WHERE tenant = :tenant AND owner = 'bob'")
+                .param("tenant", tenant).query(Long.class).single()).isOne();
+    }
+
+    @Test
     void theSweeperDeletesQueueRowsAMinuteAfterTheirWaitRanOut() {
         Api.Response held = acquire(writer("alice"), "k", "job", "a", 60);
         long keyId = jdbc.sql("SELECT key_id FROM lease WHERE id = CAST(:id AS uuid)").param("id", id(held))
@@ -268,6 +288,12 @@ class WaitingAcquireTest extends IntegrationTest {
     private CompletableFuture<Api.Response> waitFor(String token, String target, int waitSeconds, int lockDelay) {
         return CompletableFuture.supplyAsync(() -> api.post("/v1/leases", token, body(target, waitSeconds, lockDelay)),
                 clients);
+    }
+
+    /** Bob's waiting acquire of "k" with an Idempotency-Key. */
+    private CompletableFuture<Api.Response> bobWaitsWithKey(int waitSeconds, String idempotencyKey) {
+        return CompletableFuture.supplyAsync(() -> api.send(request(body("k", waitSeconds, 0))
+                .header("Idempotency-Key", idempotencyKey), writer("bob")), clients);
     }
 
     private void awaitWaiters(int count) {

@@ -87,10 +87,25 @@ public final class LeasekeeperClient {
 
     /** Extends the caller's active lease; {@code ttlSeconds} null keeps its TTL. */
     public Lease renew(UUID leaseId, long fencingToken, Integer ttlSeconds) {
+        return renew(leaseId, fencingToken, ttlSeconds, UUID.randomUUID().toString(), maxAttempts);
+    }
+
+    /** One renew under a given Idempotency-Key, with at most {@code attempts} tries (a held lease's renewal). */
+    Lease renew(UUID leaseId, long fencingToken, Integer ttlSeconds, String idempotencyKey, int attempts) {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("fencingToken", fencingToken);
         put(body, "ttlSeconds", ttlSeconds);
-        return lease(write("/v1/leases/" + leaseId + "/renew", body, Duration.ZERO));
+        return lease(write("/v1/leases/" + leaseId + "/renew", body, Duration.ZERO, idempotencyKey, attempts));
+    }
+
+    /**
+     * Acquires the key and holds the lease: renewed while held, watched so that a loss is known at once, and
+     * released by {@link HeldLease#close()}. Throws as {@link #acquire} does when the key stays busy.
+     */
+    public HeldLease hold(AcquireRequest request, HoldOptions options) {
+        long sentAt = System.nanoTime();
+        Lease lease = acquire(request);
+        return new HeldLease(this, lease, sentAt, options);
     }
 
     /** Releases the caller's lease if the token is still its own (compare-and-delete). */
@@ -157,20 +172,24 @@ public final class LeasekeeperClient {
     }
 
     private JsonNode write(String path, Map<String, Object> body, Duration longer) {
+        return write(path, body, longer, UUID.randomUUID().toString(), maxAttempts);
+    }
+
+    private JsonNode write(String path, Map<String, Object> body, Duration longer, String idempotencyKey,
+                           int attempts) {
         String json;
         try {
             json = JSON.writeValueAsString(body);
         } catch (JsonProcessingException e) {
             throw new IllegalArgumentException("a request body that cannot be written as JSON", e);
         }
-        String idempotencyKey = UUID.randomUUID().toString();
         return send(() -> request(path, longer).header("Idempotency-Key", idempotencyKey)
                 .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(json)).build());
+                .POST(HttpRequest.BodyPublishers.ofString(json)).build(), attempts);
     }
 
     private JsonNode read(String path, Duration longer) {
-        return send(() -> request(path, longer).GET().build());
+        return send(() -> request(path, longer).GET().build(), maxAttempts);
     }
 
     private HttpRequest.Builder request(String path, Duration longer) {
@@ -185,7 +204,7 @@ public final class LeasekeeperClient {
     }
 
     /** Sends, retrying 503 and failed connections under backoff; answers the 2xx body or throws. */
-    private JsonNode send(Supplier<HttpRequest> request) {
+    private JsonNode send(Supplier<HttpRequest> request, int maxAttempts) {
         for (int attempt = 1; ; attempt++) {
             HttpResponse<String> response;
             try {
