@@ -118,6 +118,9 @@ public class LeaseOperations {
      */
     @Transactional
     public AcquireResult leaveQueue(AcquireCommand command, Caller caller, UUID waiterId) {
+        // The key's lock before the row's, as a hand-over takes them (it updates the row under the key's lock):
+        // the other order deadlocks with a release handing the key to this very row.
+        store.lockKey(command.key());
         return store.leaveQueue(waiterId).map(leaseId -> granted(leaseId, caller))
                 .orElseGet(() -> acquireOrBusy(command, caller, null));
     }
