@@ -9,8 +9,11 @@ import io.leasekeeper.support.IntegrationTest;
 import io.leasekeeper.wait.KeyWaiters;
 import java.net.URI;
 import java.time.Duration;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 
@@ -125,6 +128,51 @@ class HeldLeaseTest extends IntegrationTest {
                 SELECT count(*) FROM lease_event e JOIN lease l ON l.id = e.lease_id
                 WHERE l.tenant = :tenant AND e.type = 'RELEASED'""").param("tenant", tenant).query(Long.class).single())
                 .isEqualTo(1);
+    }
+
+    @Test
+    void callWithLeaseInterruptsTheWorkOnLossAndSaysSo() throws Exception {
+        LeasekeeperClient alice = client(writer("alice"), port);
+        CountDownLatch working = new CountDownLatch(1);
+        CountDownLatch never = new CountDownLatch(1);
+        AtomicReference<UUID> leaseId = new AtomicReference<>();
+        CompletableFuture<Object> call = CompletableFuture.supplyAsync(() -> {
+            try {
+                return alice.callWithLease(AcquireRequest.of(KEY, "job-1", 60), HoldOptions.defaults(), true, lease -> {
+                    leaseId.set(lease.leaseId());
+                    working.countDown();
+                    never.await(); // work that never looks at its lease: only the interrupt stops it
+                    return "finished";
+                });
+            } catch (Exception e) {
+                return e;
+            }
+        });
+        assertThat(working.await(10, TimeUnit.SECONDS)).isTrue();
+        awaitWatching();
+
+        client(admin("root"), port).revoke(leaseId.get(), "stop the job");
+
+        assertThat(call.get(10, TimeUnit.SECONDS)).isInstanceOfSatisfying(LeaseLostException.class, lost -> {
+            assertThat(lost.loss()).isEqualTo(HeldLease.Loss.REVOKED);
+            assertThat(lost.getSuppressed()).hasOnlyElementsOfType(InterruptedException.class).hasSize(1);
+        });
+    }
+
+    @Test
+    void callWithLeaseAnswersTheWorksResultAndReleases() throws Exception {
+        LeasekeeperClient alice = client(writer("alice"), port);
+        AtomicReference<UUID> leaseId = new AtomicReference<>();
+
+        String result = alice.callWithLease(AcquireRequest.of(KEY, "job-1", 60), HoldOptions.defaults(), true, lease -> {
+            leaseId.set(lease.leaseId());
+            lease.checkValid();
+            return "done under " + lease.fencingToken();
+        });
+
+        assertThat(result).startsWith("done under ");
+        assertThat(alice.inspect(leaseId.get()).state()).isEqualTo("released");
+        assertThat(Thread.currentThread().isInterrupted()).isFalse();
     }
 
     private long renewals(HeldLease held) {

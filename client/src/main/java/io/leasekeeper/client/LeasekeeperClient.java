@@ -108,6 +108,63 @@ public final class LeasekeeperClient {
         return new HeldLease(this, lease, sentAt, options);
     }
 
+    /** Work run under a held lease; it should fence its protected steps with {@link HeldLease#checkValid()}. */
+    @FunctionalInterface
+    public interface LeaseWork<T> {
+        T call(HeldLease lease) throws Exception;
+    }
+
+    /**
+     * Acquires the key (waiting as the request asks), runs the work on this thread while the lease is held, and
+     * releases it. When the lease is lost meanwhile, the work's thread is interrupted if {@code interruptOnLoss}
+     * (the opt-in way to stop work that does not call {@code checkValid()} often), and the call throws
+     * {@link LeaseLostException} even if the work finished: what it did after the loss was not protected.
+     */
+    public <T> T callWithLease(AcquireRequest request, HoldOptions options, boolean interruptOnLoss, LeaseWork<T> work)
+            throws Exception {
+        Thread worker = Thread.currentThread();
+        Object state = new Object();
+        boolean[] done = new boolean[1];
+        boolean[] interrupted = new boolean[1];
+        try (HeldLease lease = hold(request, options)) {
+            if (interruptOnLoss) {
+                lease.lost().thenRun(() -> {
+                    synchronized (state) {
+                        if (!done[0]) {
+                            interrupted[0] = true;
+                            worker.interrupt();
+                        }
+                    }
+                });
+            }
+            T result = null;
+            Exception failure = null;
+            try {
+                result = work.call(lease);
+            } catch (Exception e) {
+                failure = e;
+            }
+            synchronized (state) {
+                done[0] = true;
+                if (interrupted[0]) {
+                    Thread.interrupted(); // the loss's interrupt, not the caller's: cleared
+                }
+            }
+            try {
+                lease.checkValid();
+            } catch (LeaseLostException lost) {
+                if (failure != null) {
+                    lost.addSuppressed(failure); // most likely the interrupt's consequence
+                }
+                throw lost;
+            }
+            if (failure != null) {
+                throw failure;
+            }
+            return result;
+        }
+    }
+
     /** Releases the caller's lease if the token is still its own (compare-and-delete). */
     public Lease release(UUID leaseId, long fencingToken) {
         return lease(write("/v1/leases/" + leaseId + "/release", Map.of("fencingToken", fencingToken), Duration.ZERO));
