@@ -6,8 +6,6 @@ import static org.awaitility.Awaitility.await;
 import com.zaxxer.hikari.HikariDataSource;
 import io.leasekeeper.support.Api;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.leasekeeper.support.IntegrationTest;
-import io.leasekeeper.sweeper.LeaseSweeper;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -18,10 +16,7 @@ import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 
@@ -32,29 +27,15 @@ import org.springframework.beans.factory.annotation.Autowired;
  * the key is freed only once the waiter is known to wait. A waiter woken by a notification is granted long
  * before any timer of its own (the holder's 60 s TTL) could have woken it.
  */
-class WaitingAcquireTest extends IntegrationTest {
+class WaitingAcquireTest extends WaitingTest {
 
     private static final Duration WOKEN_BY_NOTIFICATION = Duration.ofSeconds(10);
-
-    @Autowired
-    KeyWaiters waiters;
 
     @Autowired
     HikariDataSource pool;
 
     @Autowired
     MeterRegistry meters;
-
-    @Autowired
-    LeaseSweeper sweeper;
-
-    private final ExecutorService clients = Executors.newVirtualThreadPerTaskExecutor();
-
-    @AfterEach
-    void everyWaiterHasBeenAnswered() {
-        clients.shutdownNow();
-        await().atMost(Duration.ofSeconds(30)).until(() -> waiters.count() == 0);
-    }
 
     @Test
     void aWaiterIsGrantedTheKeyAsSoonAsTheHolderReleasesIt() throws Exception {
@@ -294,10 +275,6 @@ class WaitingAcquireTest extends IntegrationTest {
     private CompletableFuture<Api.Response> bobWaitsWithKey(int waitSeconds, String idempotencyKey) {
         return CompletableFuture.supplyAsync(() -> api.send(request(body("k", waitSeconds, 0))
                 .header("Idempotency-Key", idempotencyKey), writer("bob")), clients);
-    }
-
-    private void awaitWaiters(int count) {
-        await().atMost(Duration.ofSeconds(10)).until(() -> waiters.count() == count);
     }
 
     private HttpRequest.Builder request(Map<String, Object> body) {

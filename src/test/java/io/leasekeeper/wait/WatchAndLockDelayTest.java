@@ -7,38 +7,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.leasekeeper.support.Api;
-import io.leasekeeper.support.IntegrationTest;
-import io.leasekeeper.sweeper.LeaseSweeper;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.springframework.beans.factory.annotation.Autowired;
 
 /**
  * Contract 1.1, "Watching a lease" and "Lock-delay": a watch ends when the lease stops being active
  * (revoke, expiry by time) and not on a renew; after an involuntary end the key stays delayed for the
  * lease's lockDelaySeconds, after a release it does not, and a waiting acquire waits through the delay.
  */
-class WatchAndLockDelayTest extends IntegrationTest {
-
-    @Autowired
-    KeyWaiters waiters;
-
-    @Autowired
-    LeaseSweeper sweeper;
-
-    private final ExecutorService clients = Executors.newVirtualThreadPerTaskExecutor();
-
-    @AfterEach
-    void everyWaiterHasBeenAnswered() {
-        clients.shutdownNow();
-        await().atMost(Duration.ofSeconds(30)).until(() -> waiters.count() == 0);
-    }
+class WatchAndLockDelayTest extends WaitingTest {
 
     @Test
     void aWatchEndsAsSoonAsTheLeaseIsRevoked() throws Exception {
@@ -158,7 +138,4 @@ class WatchAndLockDelayTest extends IntegrationTest {
                 () -> api.get("/v1/leases/" + leaseId + "?waitSeconds=" + waitSeconds, token), clients);
     }
 
-    private void awaitWaiters(int count) {
-        await().atMost(Duration.ofSeconds(10)).until(() -> waiters.count() == count);
-    }
 }
