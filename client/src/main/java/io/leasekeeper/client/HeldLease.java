@@ -141,11 +141,13 @@ public final class HeldLease implements AutoCloseable {
             Lease renewed = client.renew(lease.leaseId(), lease.fencingToken(), null, idempotencyKey, 1);
             deadlineNanos = Math.max(deadlineNanos,
                     sentAt + TimeUnit.MILLISECONDS.toNanos(renewed.remainingMs()) - marginNanos);
+            client.tell(l -> l.renewed(this));
             scheduler.schedule(() -> renew(UUID.randomUUID().toString(), 1),
                     sentAt + renewEveryNanos - System.nanoTime(), TimeUnit.NANOSECONDS);
         } catch (ProblemException.LeaseGone gone) {
             lose(lossOf(gone));
         } catch (ProblemException | ServiceUnavailableException transientFailure) {
+            client.tell(l -> l.renewFailed(this, transientFailure));
             long left = deadlineNanos - System.nanoTime();
             if (left <= 0) {
                 lose(Loss.LOCAL_DEADLINE);
@@ -197,6 +199,7 @@ public final class HeldLease implements AutoCloseable {
 
     private void lose(Loss loss) {
         if (lost.complete(loss)) {
+            client.tell(l -> l.lost(this, loss));
             scheduler.shutdownNow();
             if (watcher != null && Thread.currentThread() != watcher) {
                 watcher.interrupt();

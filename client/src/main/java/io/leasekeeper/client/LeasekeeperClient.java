@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -42,6 +43,7 @@ public final class LeasekeeperClient {
     private final int maxAttempts;
     private final Duration firstBackoff;
     private final Duration maxBackoff;
+    private final LeaseListener listener;
 
     private LeasekeeperClient(Builder b) {
         this.baseUrl = b.baseUrl;
@@ -51,6 +53,7 @@ public final class LeasekeeperClient {
         this.maxAttempts = b.maxAttempts;
         this.firstBackoff = b.firstBackoff;
         this.maxBackoff = b.maxBackoff;
+        this.listener = b.listener;
     }
 
     /** A client of the service at {@code baseUrl} (for example {@code http://localhost:8080}). */
@@ -82,7 +85,29 @@ public final class LeasekeeperClient {
         if (!request.metadata().isEmpty()) {
             body.put("metadata", request.metadata());
         }
-        return lease(write("/v1/leases", body, Duration.ofSeconds(request.waitSeconds())));
+        if (request.waitSeconds() == 0) {
+            return lease(write("/v1/leases", body, Duration.ZERO));
+        }
+        long start = System.nanoTime();
+        boolean acquired = false;
+        try {
+            Lease lease = lease(write("/v1/leases", body, Duration.ofSeconds(request.waitSeconds())));
+            acquired = true;
+            return lease;
+        } finally {
+            Duration waited = Duration.ofNanos(System.nanoTime() - start);
+            boolean got = acquired;
+            tell(l -> l.waited(request.key(), waited, got));
+        }
+    }
+
+    /** Tells the listener, which must not break the client. */
+    void tell(Consumer<LeaseListener> call) {
+        try {
+            call.accept(listener);
+        } catch (RuntimeException ignored) {
+            // a listener's failure is its own
+        }
     }
 
     /** Extends the caller's active lease; {@code ttlSeconds} null keeps its TTL. */
@@ -406,6 +431,7 @@ public final class LeasekeeperClient {
         private int maxAttempts = 4;
         private Duration firstBackoff = Duration.ofMillis(100);
         private Duration maxBackoff = Duration.ofSeconds(2);
+        private LeaseListener listener = LeaseListener.NONE;
 
         private Builder(URI baseUrl) {
             this.baseUrl = Objects.requireNonNull(baseUrl, "baseUrl");
@@ -446,6 +472,12 @@ public final class LeasekeeperClient {
             this.maxAttempts = maxAttempts;
             this.firstBackoff = firstBackoff;
             this.maxBackoff = maxBackoff;
+            return this;
+        }
+
+        /** Told of renewals, losses and waits (the starter's metrics); default none. */
+        public Builder listener(LeaseListener listener) {
+            this.listener = Objects.requireNonNull(listener, "listener");
             return this;
         }
 
