@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -61,11 +62,109 @@ public final class LeasekeeperClient {
         return new Builder(baseUrl);
     }
 
+    /** The longest {@code waitSeconds} one request asks for: the contract's default {@code leasekeeper.wait.max}. */
+    static final int MAX_WAIT_SECONDS = 30;
+
     /**
      * Acquires the key if it is free (201), or waits for it up to {@code waitSeconds}; throws
      * {@link ProblemException.LeaseHeld} or {@link ProblemException.LockDelayed} when it stays busy.
      */
     public Lease acquire(AcquireRequest request) {
+        return acquire(request, UUID.randomUUID().toString());
+    }
+
+    /**
+     * {@link #acquire(AcquireRequest)} under the caller's {@code Idempotency-Key}: a second call with the same key
+     * and request (after an answer was lost, or from another process) answers what the first one did, the same
+     * lease when it was granted, instead of acquiring again.
+     */
+    public Lease acquire(AcquireRequest request, String idempotencyKey) {
+        if (request.waitSeconds() == 0) {
+            return acquireOnce(request, idempotencyKey);
+        }
+        long start = System.nanoTime();
+        boolean acquired = false;
+        try {
+            Lease lease = acquireOnce(request, idempotencyKey);
+            acquired = true;
+            return lease;
+        } finally {
+            told(request.key(), start, acquired);
+        }
+    }
+
+    /**
+     * Acquires the key, waiting for it up to {@code wait} however long that is: waiting acquires of at most the
+     * service's cap each (30 s, or less when the service's is lower), each under an Idempotency-Key of its own
+     * that is kept while the service is unreachable or answers 503, retried under backoff until the wait ends.
+     * Throws {@link ProblemException.Busy} when the key is still busy then, and what the last try threw when the
+     * service stayed unavailable. The request's own {@code waitSeconds} is ignored.
+     */
+    public Lease acquire(AcquireRequest request, Duration wait) {
+        return acquireWithin(request, wait).lease();
+    }
+
+    /** {@link #hold(AcquireRequest, HoldOptions)}, waiting for the key up to {@code wait} as {@link #acquire(AcquireRequest, Duration)} does. */
+    public HeldLease hold(AcquireRequest request, Duration wait, HoldOptions options) {
+        Granted granted = acquireWithin(request, wait);
+        return new HeldLease(this, granted.lease(), granted.sentAtNanos(), options);
+    }
+
+    /** A grant and when the request that made it was sent ({@link System#nanoTime()}): a held lease's first deadline. */
+    private record Granted(Lease lease, long sentAtNanos) {
+    }
+
+    private Granted acquireWithin(AcquireRequest request, Duration wait) {
+        long start = System.nanoTime();
+        long deadline = start + wait.toNanos();
+        boolean acquired = false;
+        int cap = MAX_WAIT_SECONDS;
+        try {
+            while (true) {
+                String idempotencyKey = UUID.randomUUID().toString();
+                long left = deadline - System.nanoTime();
+                int seconds = left <= 0 ? 0 : (int) Math.min(cap, (left + 999_999_999L) / 1_000_000_000L);
+                for (int attempt = 1; ; attempt++) {
+                    long sentAt = System.nanoTime();
+                    try {
+                        Granted granted = new Granted(acquireOnce(request.withWaitSeconds(seconds), idempotencyKey), sentAt);
+                        acquired = true;
+                        return granted;
+                    } catch (ServiceUnavailableException | ProblemException.DatabaseUnavailable unavailable) {
+                        if (deadline - System.nanoTime() <= 0) {
+                            throw unavailable;
+                        }
+                        sleep(backoffMillis(attempt, null), deadline); // the same request again: its Idempotency-Key kept
+                    } catch (ProblemException.ValidationFailed invalid) {
+                        boolean waitTooLong = invalid.problem().errors().stream()
+                                .anyMatch(e -> "waitSeconds".equals(e.field()));
+                        if (!waitTooLong || seconds <= 1) {
+                            throw invalid;
+                        }
+                        cap = seconds / 2; // the service's leasekeeper.wait.max is lower than asked
+                        break;
+                    } catch (ProblemException.Busy busy) {
+                        long now = System.nanoTime();
+                        if (deadline - now <= 0) {
+                            throw busy;
+                        }
+                        if (now - sentAt < TimeUnit.SECONDS.toNanos(seconds) / 2) {
+                            // Answered long before its wait: do not ask again at once.
+                            Duration retryAfter = busy.problem().retryAfter();
+                            sleep(Math.min(retryAfter == null ? 1_000 : retryAfter.toMillis(), 1_000), deadline);
+                        }
+                        break;
+                    }
+                }
+            }
+        } finally {
+            if (!wait.isZero() && !wait.isNegative()) {
+                told(request.key(), start, acquired);
+            }
+        }
+    }
+
+    private Lease acquireOnce(AcquireRequest request, String idempotencyKey) {
         Map<String, Object> body = new LinkedHashMap<>();
         put(body, "program", request.key().program());
         body.put("target", Map.of("type", request.key().target().type(), "value", request.key().target().value()));
@@ -85,20 +184,12 @@ public final class LeasekeeperClient {
         if (!request.metadata().isEmpty()) {
             body.put("metadata", request.metadata());
         }
-        if (request.waitSeconds() == 0) {
-            return lease(write("/v1/leases", body, Duration.ZERO));
-        }
-        long start = System.nanoTime();
-        boolean acquired = false;
-        try {
-            Lease lease = lease(write("/v1/leases", body, Duration.ofSeconds(request.waitSeconds())));
-            acquired = true;
-            return lease;
-        } finally {
-            Duration waited = Duration.ofNanos(System.nanoTime() - start);
-            boolean got = acquired;
-            tell(l -> l.waited(request.key(), waited, got));
-        }
+        return lease(write("/v1/leases", body, Duration.ofSeconds(request.waitSeconds()), idempotencyKey, maxAttempts));
+    }
+
+    private void told(LeaseKey key, long start, boolean acquired) {
+        Duration waited = Duration.ofNanos(System.nanoTime() - start);
+        tell(l -> l.waited(key, waited, acquired));
     }
 
     /** Tells the listener, which must not break the client. */
@@ -314,13 +405,26 @@ public final class LeasekeeperClient {
         }
     }
 
-    /** Full jitter: a random pause up to min(maxBackoff, firstBackoff * 2^(attempt-1)), at least Retry-After. */
     private void pause(int attempt, Duration retryAfter) {
+        sleep(backoffMillis(attempt, retryAfter));
+    }
+
+    /** Full jitter: a random pause up to min(maxBackoff, firstBackoff * 2^(attempt-1)), at least Retry-After. */
+    private long backoffMillis(int attempt, Duration retryAfter) {
         long capMillis = Math.min(maxBackoff.toMillis(), firstBackoff.toMillis() << Math.min(attempt - 1, 20));
         long millis = ThreadLocalRandom.current().nextLong(capMillis + 1);
         if (retryAfter != null) {
             millis = Math.max(millis, Math.min(retryAfter.toMillis(), maxBackoff.toMillis()));
         }
+        return millis;
+    }
+
+    /** Sleeps {@code millis}, ending no later than {@code deadline} ({@link System#nanoTime()}). */
+    private static void sleep(long millis, long deadline) {
+        sleep(Math.min(millis, Math.max(0, (deadline - System.nanoTime()) / 1_000_000)));
+    }
+
+    private static void sleep(long millis) {
         try {
             Thread.sleep(millis);
         } catch (InterruptedException e) {
