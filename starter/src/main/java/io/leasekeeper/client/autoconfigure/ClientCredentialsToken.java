@@ -9,15 +9,8 @@ import org.springframework.security.oauth2.client.OAuth2AuthorizedClientManager;
  * manager on every request: it answers the cached token, or a new one once the cached one is about to expire.
  * The principal is the registration id itself: the token is this application's, not a user's.
  */
-final class ClientCredentialsToken implements LeasekeeperTokenSupplier {
-
-    private final OAuth2AuthorizedClientManager manager;
-    private final String registrationId;
-
-    ClientCredentialsToken(OAuth2AuthorizedClientManager manager, String registrationId) {
-        this.manager = manager;
-        this.registrationId = registrationId;
-    }
+record ClientCredentialsToken(OAuth2AuthorizedClientManager manager, String registrationId)
+        implements LeasekeeperTokenSupplier {
 
     /** Throws what the token endpoint's failure was; the client reports it as the service not reached. */
     @Override
