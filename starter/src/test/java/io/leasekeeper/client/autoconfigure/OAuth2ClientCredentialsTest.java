@@ -170,6 +170,23 @@ class OAuth2ClientCredentialsTest {
         });
     }
 
+    @Test
+    void aRegistrationOfAnotherGrantTypeStopsStartUp() {
+        runner.withPropertyValues("leasekeeper.client.oauth2.registration-id=login",
+                "spring.security.oauth2.client.registration.login.client-id=web",
+                "spring.security.oauth2.client.registration.login.authorization-grant-type=authorization_code",
+                "spring.security.oauth2.client.registration.login.redirect-uri=http://127.0.0.1/callback",
+                "spring.security.oauth2.client.registration.login.provider=idp",
+                "spring.security.oauth2.client.provider.idp.authorization-uri=http://127.0.0.1:1/authorize",
+                "spring.security.oauth2.client.provider.idp.token-uri=http://127.0.0.1:1/token")
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(rootCause(context.getStartupFailure())).hasMessageContaining(
+                            "has authorization-grant-type authorization_code: leasekeeper.client.oauth2 needs"
+                                    + " client_credentials");
+                });
+    }
+
     private static ClientRegistration registration(String id) {
         return ClientRegistration.withRegistrationId(id).clientId("indexer")
                 .authorizationGrantType(AuthorizationGrantType.CLIENT_CREDENTIALS).tokenUri("http://127.0.0.1:1/token")
