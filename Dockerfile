@@ -6,11 +6,13 @@
 
 FROM eclipse-temurin:25-jdk AS build
 WORKDIR /build
-# The build of every artifact (pom.xml) with the service's own POM and the client library, which the service's
-# tests use; Maven's repository is a BuildKit cache, so that dependencies are downloaded once, not per build.
+# The build of every artifact (pom.xml) with the service's own POM, the client library and its Spring Boot
+# starter: every module the top POM lists must be there, and the service's tests use both. Maven's repository
+# is a BuildKit cache, so that dependencies are downloaded once, not per build.
 COPY mvnw pom.xml service-pom.xml ./
 COPY .mvn .mvn
 COPY client client
+COPY starter starter
 COPY src src
 COPY db db
 # The committed OpenAPI document: the test client is generated from it even when tests are skipped.

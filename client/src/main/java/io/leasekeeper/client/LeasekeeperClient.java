@@ -369,7 +369,14 @@ public final class LeasekeeperClient {
         HttpRequest.Builder builder = HttpRequest.newBuilder(baseUrl.resolve(path))
                 .timeout(requestTimeout.plus(longer))
                 .header("Accept", "application/json, application/problem+json");
-        String bearer = token.get();
+        String bearer;
+        try {
+            bearer = token.get();
+        } catch (RuntimeException noToken) {
+            // An identity provider out of reach is the service out of reach: a held lease retries its renewal.
+            throw new ServiceUnavailableException("no bearer token for Leasekeeper at " + baseUrl + ": " + noToken,
+                    noToken);
+        }
         if (bearer != null) {
             builder.header("Authorization", "Bearer " + bearer);
         }
@@ -541,7 +548,10 @@ public final class LeasekeeperClient {
             this.baseUrl = Objects.requireNonNull(baseUrl, "baseUrl");
         }
 
-        /** The bearer token of each request, asked for every time (so that it may be refreshed). */
+        /**
+         * The bearer token of each request, asked for every time (so that it may be refreshed). When it throws,
+         * the call throws {@link ServiceUnavailableException} with its exception as the cause.
+         */
         public Builder token(Supplier<String> token) {
             this.token = Objects.requireNonNull(token, "token");
             return this;
