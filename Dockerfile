@@ -6,13 +6,15 @@
 
 FROM eclipse-temurin:25-jdk AS build
 WORKDIR /build
-# The build of every artifact (pom.xml) with the service's own POM, the client library and its Spring Boot
-# starter: every module the top POM lists must be there, and the service's tests use both. Maven's repository
+# The build of every artifact (pom.xml) with the service's own POM, the client library, its Spring Boot
+# starter and the command line: every module the top POM lists must be there (the service's tests use all
+# three); -pl :leasekeeper -am builds only the service and what it depends on. Maven's repository
 # is a BuildKit cache, so that dependencies are downloaded once, not per build.
 COPY mvnw pom.xml service-pom.xml ./
 COPY .mvn .mvn
 COPY client client
 COPY starter starter
+COPY cli cli
 COPY src src
 COPY db db
 # The committed OpenAPI document: the test client is generated from it even when tests are skipped.
