@@ -1,7 +1,6 @@
 package io.leasekeeper.cli;
 
 import io.leasekeeper.client.AcquireRequest;
-import io.leasekeeper.client.Lease;
 import io.leasekeeper.client.LeasekeeperClient;
 import io.leasekeeper.client.ListQuery;
 import io.leasekeeper.client.Target;
@@ -51,42 +50,31 @@ final class Calls {
     @Command(name = "acquire", description = "Acquire a key (waiting for it up to --wait); print the lease.")
     static final class Acquire extends Call {
         @Mixin
-        KeyOptions key;
-        @Option(names = "--holder", paramLabel = "TEXT", description = "the holder (default: <hostname>/<pid>)")
-        String holder;
-        @Option(names = "--ttl", paramLabel = "DURATION", defaultValue = "30s", converter = Durations.class,
-                description = "the lease's TTL, in whole seconds rounded up (default: 30s)")
-        Duration ttl;
+        AcquireOptions acquire;
         @Option(names = "--max-lifetime", paramLabel = "DURATION", converter = Durations.class,
                 description = "the lease's longest life, whatever its renewals (default: the service's)")
         Duration maxLifetime;
-        @Option(names = "--wait", paramLabel = "DURATION", defaultValue = "0", converter = Durations.class,
-                description = "how long to wait for a busy key (default: 0, answer at once)")
-        Duration wait;
-        @Option(names = "--lock-delay", paramLabel = "DURATION", defaultValue = "0", converter = Durations.class,
-                description = "the key stays closed this long after a revoke or an expiry (default: 0)")
-        Duration lockDelay;
-        @Option(names = "--job-id", paramLabel = "TEXT")
-        String jobId;
         @Option(names = "--trace-id", paramLabel = "TEXT")
         String traceId;
-        @Option(names = "--metadata", paramLabel = "JSON", description = "a JSON object stored with the lease")
-        String metadata;
 
         @Override
         Object answer(LeasekeeperClient client) {
-            AcquireRequest request = request(spec, key, holder, ttl, lockDelay, jobId, metadata).withTraceId(traceId);
+            AcquireRequest request = acquire.request().withTraceId(traceId);
             if (maxLifetime != null) {
                 request = request.withMaxLifetimeSeconds(Durations.seconds(maxLifetime));
             }
-            return client.acquire(request, wait);
+            return client.acquire(request, acquire.wait);
         }
     }
 
-    @Command(name = "renew", description = "Renew a lease held by the caller; print it.")
-    static final class Renew extends OnLease {
+    /** A command on one lease that names the token it holds. */
+    abstract static class WithToken extends OnLease {
         @Option(names = "--fencing-token", required = true, paramLabel = "N")
         long fencingToken;
+    }
+
+    @Command(name = "renew", description = "Renew a lease held by the caller; print it.")
+    static final class Renew extends WithToken {
         @Option(names = "--ttl", paramLabel = "DURATION", converter = Durations.class,
                 description = "a new TTL (default: the lease's own)")
         Duration ttl;
@@ -98,9 +86,7 @@ final class Calls {
     }
 
     @Command(name = "release", description = "Release a lease if the token is still its own (compare-and-delete).")
-    static final class Release extends OnLease {
-        @Option(names = "--fencing-token", required = true, paramLabel = "N")
-        long fencingToken;
+    static final class Release extends WithToken {
 
         @Override
         Object answer(LeasekeeperClient client) {
@@ -187,26 +173,5 @@ final class Calls {
             answer.put("nextCursor", page.nextCursor());
             return answer;
         }
-    }
-
-    /** The acquire that {@code acquire} and {@code run} send. */
-    static AcquireRequest request(CommandLine.Model.CommandSpec spec, KeyOptions key, String holder, Duration ttl,
-                                  Duration lockDelay, String jobId, String metadata) {
-        return AcquireRequest.of(key.key(), holder != null ? holder : defaultHolder(), Durations.seconds(ttl))
-                .withLockDelaySeconds(Durations.seconds(lockDelay)).withJobId(jobId)
-                .withMetadata(Json.object(spec, metadata));
-    }
-
-    /** {@code <hostname>/<pid>}: the launcher execs the JVM, so the pid is the {@code leasekeeper} process's. */
-    static String defaultHolder() {
-        String host = System.getenv("HOSTNAME");
-        if (host == null || host.isBlank()) {
-            try {
-                host = java.net.InetAddress.getLocalHost().getHostName();
-            } catch (java.net.UnknownHostException e) {
-                host = "localhost";
-            }
-        }
-        return host + "/" + ProcessHandle.current().pid();
     }
 }

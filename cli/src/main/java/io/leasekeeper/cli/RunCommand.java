@@ -9,7 +9,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -33,29 +32,11 @@ import sun.misc.Signal;
 @Command(name = "run", description = "Run COMMAND while holding a lease on the key; stop it when the lease is lost.")
 final class RunCommand implements Callable<Integer> {
 
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
-
     @Mixin
     ServiceOptions service;
 
     @Mixin
-    KeyOptions key;
-
-    @Option(names = "--holder", paramLabel = "TEXT", description = "the holder (default: <hostname>/<pid>)")
-    String holder;
-
-    @Option(names = "--ttl", paramLabel = "DURATION", defaultValue = "30s", converter = Durations.class,
-            description = "the lease's TTL, in whole seconds rounded up; renewed every third of it (default: 30s)")
-    Duration ttl;
-
-    @Option(names = "--wait", paramLabel = "DURATION", defaultValue = "0", converter = Durations.class,
-            description = "how long to wait for a busy key (default: 0, answer at once)")
-    Duration wait;
-
-    @Option(names = "--lock-delay", paramLabel = "DURATION", defaultValue = "0", converter = Durations.class,
-            description = "after a revoke or an expiry, the key stays closed this long (default: 0)")
-    Duration lockDelay;
+    AcquireOptions acquire;
 
     @Option(names = {"-E", "--conflict-exit-code"}, paramLabel = "N", defaultValue = "" + Exit.BUSY,
             description = "the exit status when the key stays busy (default: 75)")
@@ -64,12 +45,6 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--kill-after", paramLabel = "DURATION", defaultValue = "5s", converter = Durations.class,
             description = "SIGKILL follows SIGTERM this much later when the lease is lost (default: 5s)")
     Duration killAfter;
-
-    @Option(names = "--job-id", paramLabel = "TEXT", description = "stored with the lease")
-    String jobId;
-
-    @Option(names = "--metadata", paramLabel = "JSON", description = "a JSON object stored with the lease")
-    String metadata;
 
     @Parameters(arity = "1..*", paramLabel = "COMMAND", description = "the command and its arguments, after --")
     List<String> command;
@@ -84,8 +59,7 @@ final class RunCommand implements Callable<Integer> {
         LeasekeeperClient client = service.client();
         HeldLease held;
         try {
-            held = client.hold(Calls.request(spec, key, holder, ttl, lockDelay, jobId, metadata), wait,
-                    HoldOptions.defaults());
+            held = client.hold(acquire.request(), acquire.wait, HoldOptions.defaults());
         } catch (ProblemException.Busy busy) {
             Leasekeeper.diagnose("the key is busy: " + Exit.describe(busy));
             return conflictExitCode;
