@@ -148,18 +148,22 @@ class LeaseStore {
      * The hand-over: with the key locked and free (no active row, no lock-delay), grants it to the first row
      * of its queue whose wait has not run out, as that request asked, and notes the lease in the row; with
      * {@code :notify}, tells every instance at commit (payload {@code keyId>waiterId}, {@link FreedKeys}).
-     * Returns the row's id and the lease, or no row when no one waits.
+     * Returns the row's id and the lease, or no row when no one waits. A retry takes over its first request's
+     * row (a new id, its place kept) without the key's lock: so the row is locked before the grant (a row
+     * deleted meanwhile is not granted), and found again by its position, which a takeover keeps. By its id as
+     * first read, a row taken over meanwhile was updated by nothing, and the lease granted was no one's.
      */
     private static final String HAND_OVER = grant("""
             SELECT * FROM lease_waiter
             WHERE key_id = :keyId AND lease_id IS NULL AND wait_until > lease_now()
             ORDER BY position
             LIMIT 1
+            FOR UPDATE
             """) + """
             , handed AS (
                 UPDATE lease_waiter w SET lease_id = g.id
                 FROM granted g, request r
-                WHERE w.id = r.id
+                WHERE w.key_id = r.key_id AND w.position = r.position
                 RETURNING w.id AS waiter_id, g.id AS lease_id
             ), notified AS (
                 SELECT pg_notify('%s', CAST(:keyId AS text) || '>' || CAST(waiter_id AS text))

@@ -2,17 +2,22 @@ package io.leasekeeper.harness;
 
 import static org.awaitility.Awaitility.await;
 
-import io.leasekeeper.support.Api;
+import io.leasekeeper.client.AcquireRequest;
+import io.leasekeeper.client.Lease;
+import io.leasekeeper.client.LeaseKey;
+import io.leasekeeper.client.LeasekeeperClient;
+import io.leasekeeper.client.ProblemException;
+import io.leasekeeper.client.ServiceUnavailableException;
+import io.leasekeeper.client.Target;
 import io.leasekeeper.support.TestTokens;
-import java.io.UncheckedIOException;
 import java.net.URI;
-import java.net.http.HttpRequest;
+import java.net.http.HttpClient;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -22,17 +27,18 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import org.awaitility.core.ConditionTimeoutException;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Clients looping over a few hot keys against one or more service instances: acquire (with an
- * Idempotency-Key), work on the fenced register, release. Half the clients acquire with {@code waitSeconds}
- * (the service waits for a busy key). A quarter renew while working and watch their own lease meanwhile
- * (the watch must end, not active, once they release), a quarter pause past their TTL before writing
- * (waited out against the database's clock, and until a newer holder has written the register, at most
- * 10 s), a quarter retry their acquire as if its response was lost. Every request carries an Idempotency-Key, and a client whose instance is
- * unreachable or answers 503 retries the same request on the next instance.
+ * Clients looping over a few hot keys against one or more service instances, through the client library
+ * ({@link LeasekeeperClient}): acquire (with an Idempotency-Key of the workload's own), work on the fenced
+ * register, release. Half the clients acquire with {@code waitSeconds} (the service waits for a busy key). A
+ * quarter renew while working and watch their own lease meanwhile (the watch must end, not active, once they
+ * release), a quarter pause past their TTL before writing (waited out against the database's clock, and until a
+ * newer holder has written the register, at most 10 s), a quarter retry their acquire as if its response was
+ * lost. Each client has one library client per instance, making one attempt per call: when an instance is
+ * unreachable or answers 503, the workload sends the same request, with the same Idempotency-Key, to the next.
  */
 final class Workload {
 
@@ -49,7 +55,10 @@ final class Workload {
     }
 
     static final List<String> KEYS = List.of("hot-a", "hot-b", "hot-c");
-    private static final JsonMapper JSON = JsonMapper.builder().build();
+    /** One JDK client under every library client, as one connection pool per process. */
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+    /** An attempt's limit beyond a waiting acquire's or a watch's wait: then the next instance is tried. */
+    private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(20);
     private static final int ATTEMPTS = 40;
     private static final Duration RETRY_PAUSE = Duration.ofMillis(250);
     private static final Duration HELD_PAUSE = Duration.ofMillis(100);
@@ -109,51 +118,48 @@ final class Workload {
 
     private void iteration(int client, int iteration) {
         String subject = "client-" + client;
-        String token = TestTokens.token(subject, tenant, TestTokens.WRITE);
+        List<LeasekeeperClient> instances = instancesFor(TestTokens.token(subject, tenant, TestTokens.WRITE));
         String key = KEYS.get((client + iteration) % KEYS.size());
         int behaviour = (client + iteration) % 4;   // 0 plain, 1 renews, 2 pauses past its TTL, 3 retries its acquire
         int ttl = behaviour == 2 ? 1 : 30;          // 30 s: no stall of a loaded machine lets a working lease lapse
         String id = subject + "-" + iteration;
         boolean waits = client % 2 == 1;
-        Map<String, Object> request = new HashMap<>(Api.acquireBody(key, "worker", subject, ttl));
-        if (waits) {
-            request.put("waitSeconds", WAIT_SECONDS);
-        }
-        String acquireBody = JSON.writeValueAsString(request);
-        Api.Response acquired = call(client, token, "/v1/leases", acquireBody, id + "-acquire");
+        AcquireRequest plain = AcquireRequest.of(LeaseKey.of(Target.opaque(key), "worker"), subject, ttl);
+        AcquireRequest request = waits ? plain.withWaitSeconds(WAIT_SECONDS) : plain;
+        Answer<Lease> acquired = call(client, instances, c -> c.acquire(request, id + "-acquire"));
         if (acquired == null) {
             return;
         }
-        if (acquired.status() == 409) {
+        if (acquired.problem() instanceof ProblemException.Busy) {
             count(waits ? "held after waiting" : "held");
             if (!waits) {
                 pause(HELD_PAUSE); // a polite client does not spin on a held key
             }
             return;
         }
-        if (acquired.status() != 201) {
-            violations.add(subject + " acquire answered " + acquired.status() + " " + acquired.raw());
+        if (acquired.problem() != null) {
+            violations.add(subject + " acquire answered " + acquired);
             return;
         }
         count(waits ? "acquired by a waiting acquire" : "acquired");
         grants.incrementAndGet();
-        String leaseId = acquired.body().get("leaseId").asString();
-        long fencingToken = acquired.body().get("fencingToken").asLong();
-        String tokenBody = "{\"fencingToken\":" + fencingToken + "}";
+        UUID leaseId = acquired.value().leaseId();
+        long fencingToken = acquired.value().fencingToken();
 
-        CompletableFuture<Api.Response> watch = null;
+        CompletableFuture<Answer<Lease>> watch = null;
         long watchSent = System.nanoTime();
         if (behaviour == 1) {
-            watch = CompletableFuture.supplyAsync(() -> get(client, token, "/v1/leases/" + leaseId + "?waitSeconds="
-                    + WATCH_SECONDS), Thread::startVirtualThread);
+            watch = CompletableFuture.supplyAsync(() -> call(client, instances, c -> c.watch(leaseId, WATCH_SECONDS)),
+                    Thread::startVirtualThread);
         }
         switch (behaviour) {
-            case 1 -> expect(call(client, token, "/v1/leases/" + leaseId + "/renew", tokenBody, id + "-renew"), 200, "renewed");
+            case 1 -> expectLease(call(client, instances, c -> c.renew(leaseId, fencingToken, null, id + "-renew")),
+                    "renewed");
             case 2 -> {
                 // A stop-the-world pause: the lease lapses (by the database's clock) while the client is
                 // frozen, and the world moves on (a newer holder writes) before it wakes and writes.
                 await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).ignoreExceptions().until(() ->
-                        "expired".equals(get(client, token, "/v1/leases/" + leaseId).body().get("state").asString()));
+                        "expired".equals(call(client, instances, c -> c.inspect(leaseId)).value().state()));
                 count("paused past TTL");
                 try {
                     await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100))
@@ -163,10 +169,9 @@ final class Workload {
                 }
             }
             case 3 -> {
-                Api.Response replay = call(client, token, "/v1/leases", acquireBody, id + "-acquire");
-                if (replay == null || replay.status() != 201 || !leaseId.equals(replay.body().get("leaseId").asString())) {
-                    violations.add(subject + " retried acquire made another answer: "
-                            + (replay == null ? "none" : replay.status() + " " + replay.raw()));
+                Answer<Lease> replay = call(client, instances, c -> c.acquire(request, id + "-acquire"));
+                if (replay == null || replay.problem() != null || !leaseId.equals(replay.value().leaseId())) {
+                    violations.add(subject + " retried acquire made another answer: " + replay);
                 } else {
                     count("acquire replayed");
                 }
@@ -175,57 +180,70 @@ final class Workload {
         }
         boolean written = register.write(key, fencingToken, subject, subject + "#" + iteration, behaviour == 2);
         count(written ? "register write accepted" : "register write rejected");
-        Api.Response released = call(client, token, "/v1/leases/" + leaseId + "/release", tokenBody, id + "-release");
-        expect(released, behaviour == 2 ? 410 : 200, behaviour == 2 ? "release after pause refused" : "released");
+        Answer<Lease> released = call(client, instances, c -> c.release(leaseId, fencingToken, id + "-release"));
+        if (behaviour == 2) {
+            expectProblem(released, 410, "release after pause refused");
+        } else {
+            expectLease(released, "released");
+        }
         if (watch != null) {
             watchEnded(subject, watch, watchSent);
         }
     }
 
     /** A watch of a lease its holder has released answers it not active, unless it reached its deadline first. */
-    private void watchEnded(String subject, CompletableFuture<Api.Response> watch, long sentNanos) {
-        Api.Response answer = watch.orTimeout(WATCH_SECONDS + 30, TimeUnit.SECONDS).join();
+    private void watchEnded(String subject, CompletableFuture<Answer<Lease>> watch, long sentNanos) {
+        Answer<Lease> answer = watch.orTimeout(WATCH_SECONDS + 30, TimeUnit.SECONDS).join();
         if (answer == null) {
             return; // gave up after its retries: already a violation
         }
-        boolean active = "active".equals(answer.body().path("state").asString(""));
-        if (!active) {
+        if (answer.problem() != null) {
+            violations.add(subject + " watch answered " + answer);
+        } else if (!answer.value().active()) {
             count("watch ended by release");
         } else if (System.nanoTime() - sentNanos >= Duration.ofSeconds(WATCH_SECONDS).toNanos()) {
             count("watch reached its deadline");
         } else {
-            violations.add(subject + " watch answered an active lease before its deadline: " + answer.raw());
+            violations.add(subject + " watch answered an active lease before its deadline: " + answer);
         }
     }
 
-    /** POST with an Idempotency-Key; on an unreachable instance or a 503, the same request on the next one. */
-    private Api.Response call(int client, String token, String path, String body, String idempotencyKey) {
-        return withFailover(client, port -> new Api(port).send(HttpRequest.newBuilder(
-                        URI.create("http://127.0.0.1:" + port + path))
-                .header("Content-Type", "application/json").header("Idempotency-Key", idempotencyKey)
-                .POST(HttpRequest.BodyPublishers.ofString(body)), token));
+    /** What an instance answered: a value, or the problem the library threw. */
+    private record Answer<T>(T value, ProblemException problem) {
+        @Override
+        public String toString() {
+            return problem == null ? String.valueOf(value) : problem.status() + " " + problem.problem().body();
+        }
     }
 
-    private Api.Response get(int client, String token, String path) {
-        return withFailover(client, port -> new Api(port).get(path, token));
+    /** A library client per instance, as the bearer of {@code token}; one attempt per call, the workload retries. */
+    private List<LeasekeeperClient> instancesFor(String token) {
+        return ports.stream().map(port -> LeasekeeperClient.builder(URI.create("http://127.0.0.1:" + port))
+                .httpClient(HTTP).token(token).requestTimeout(REQUEST_TIMEOUT)
+                .retries(1, Duration.ZERO, Duration.ZERO).build()).toList();
     }
 
-    private Api.Response withFailover(int client, java.util.function.IntFunction<Api.Response> send) {
+    /**
+     * One request, sent to the client's instance and, while an instance is unreachable or answers 503, to the next
+     * (the same request: a write keeps its Idempotency-Key); null when none answered within {@link #ATTEMPTS}.
+     */
+    private <T> Answer<T> call(int client, List<LeasekeeperClient> instances, Function<LeasekeeperClient, T> request) {
         for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
-            int port = ports.get((client + attempt) % ports.size());
+            LeasekeeperClient instance = instances.get((client + attempt) % instances.size());
             try {
-                Api.Response response = send.apply(port);
-                if (response.status() == 503) {
+                return new Answer<>(request.apply(instance), null);
+            } catch (ProblemException e) {
+                if (e.status() == 503) {
                     unavailableAt.add(System.nanoTime());
                     count("503 retried");
                     backOff();
                     continue;
                 }
-                if (response.status() >= 500) {
-                    violations.add("a " + response.status() + " other than 503: " + response.raw());
+                if (e.status() >= 500) {
+                    violations.add("a " + e.status() + " other than 503: " + e.problem().body());
                 }
-                return response;
-            } catch (UncheckedIOException e) {
+                return new Answer<>(null, e);
+            } catch (ServiceUnavailableException e) {
                 unreachableAt.add(System.nanoTime());
                 count("unreachable, retried");
                 backOff();
@@ -245,12 +263,19 @@ final class Workload {
         java.util.concurrent.locks.LockSupport.parkNanos(duration.toNanos());
     }
 
-    private void expect(Api.Response response, int status, String outcome) {
-        if (response != null && response.status() == status) {
+    private void expectLease(Answer<Lease> answer, String outcome) {
+        if (answer != null && answer.problem() == null) {
             count(outcome);
         } else {
-            violations.add(outcome + ": expected " + status + " but got "
-                    + (response == null ? "no answer" : response.status() + " " + response.raw()));
+            violations.add(outcome + ": expected the lease but got " + (answer == null ? "no answer" : answer));
+        }
+    }
+
+    private void expectProblem(Answer<Lease> answer, int status, String outcome) {
+        if (answer != null && answer.problem() != null && answer.problem().status() == status) {
+            count(outcome);
+        } else {
+            violations.add(outcome + ": expected " + status + " but got " + (answer == null ? "no answer" : answer));
         }
     }
 

@@ -14,6 +14,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -37,18 +38,12 @@ class QueueLockOrderTest extends IntegrationTest {
         long keyId = jdbc.sql("SELECT key_id FROM lease WHERE id = CAST(:id AS uuid)")
                 .param("id", held.body().get("leaseId").asString()).query(Long.class).single();
         UUID waiterId = UUID.randomUUID();
-        jdbc.sql("""
-                INSERT INTO lease_waiter (id, key_id, wait_until, tenant, owner, holder, ttl_seconds,
-                                          max_lifetime_seconds, lock_delay_seconds, metadata)
-                VALUES (:id, :keyId, lease_now() + interval '30 seconds', :tenant, 'bob', 'b', 30, 3600, 0, '{}')
-                """).param("id", waiterId).param("keyId", keyId).param("tenant", tenant).update();
+        queue(waiterId, keyId, null);
         AcquireCommand command = new AcquireCommand(new LeaseKey(tenant, LeaseKey.DEFAULT_PROGRAM,
                 new Target(TargetType.OPAQUE, "k"), "job", null), "b", 30, 3600, 0, 5, null, null, Metadata.EMPTY);
         Caller bob = new Caller(tenant, "bob", "req-1", null);
 
-        TestDatabase.Connection db = TestDatabase.connection();
-        try (Connection release = DriverManager.getConnection(db.url(), db.username(), db.password())) {
-            release.setAutoCommit(false);
+        try (Connection release = transaction()) {
             try (PreparedStatement lock = release.prepareStatement(
                     "SELECT id FROM lease_key WHERE id = ? FOR NO KEY UPDATE")) {
                 lock.setLong(1, keyId);
@@ -57,10 +52,7 @@ class QueueLockOrderTest extends IntegrationTest {
             CompletableFuture<AcquireResult> leaving = CompletableFuture.supplyAsync(() ->
                     operations.leaveQueue(command, bob, waiterId));
             // The leaving request now waits for a lock the release holds.
-            await().atMost(Duration.ofSeconds(10)).until(() -> jdbc.sql("""
-                    SELECT count(*) FROM pg_stat_activity
-                    WHERE wait_event_type = 'Lock' AND query LIKE '%lease_key%' AND pid <> pg_backend_pid()""")
-                    .query(Long.class).single() >= 1);
+            awaitALockWaitIn("lease_key");
 
             // The release touches the waiting row under the key's lock, as a hand-over does: it must not wait.
             try (PreparedStatement handOver = release.prepareStatement(
@@ -76,5 +68,76 @@ class QueueLockOrderTest extends IntegrationTest {
         }
         assertThat(jdbc.sql("SELECT count(*) FROM lease_waiter WHERE id = :id").param("id", waiterId)
                 .query(Long.class).single()).isZero();
+    }
+
+    /**
+     * A retry of a waiting acquire takes over its first request's row (a new id, without the key's lock) while a
+     * release hands the key to that row. The hand-over locks the row before granting: it waits for the takeover,
+     * then grants the row under its new id. Found by the fencing harness as a 500 ("changed while its key was
+     * locked"): the hand-over read the row, granted a lease, and then updated no row, whose id had changed, so
+     * the key was held by a lease no one was told of.
+     */
+    @Test
+    void aHandOverToARowThatARetryTakesOverGrantsTheRowUnderItsNewIdAndNoLeaseIsLeftOver() throws Exception {
+        Api.Response held = acquire(writer("alice"), "k", "job", "a", 60);
+        String heldId = held.body().get("leaseId").asString();
+        long keyId = jdbc.sql("SELECT key_id FROM lease WHERE id = CAST(:id AS uuid)").param("id", heldId)
+                .query(Long.class).single();
+        jdbc.sql("UPDATE lease_key SET watched_until = lease_now() + interval '60 seconds' WHERE id = :keyId")
+                .param("keyId", keyId).update();
+        UUID firstRequest = UUID.randomUUID();
+        UUID retry = UUID.randomUUID();
+        queue(firstRequest, keyId, "bob-1");
+
+        try (Connection takeover = transaction()) {
+            try (PreparedStatement takeOver = takeover.prepareStatement(
+                    "UPDATE lease_waiter SET id = ?, wait_until = wait_until WHERE id = ?")) {
+                takeOver.setObject(1, retry);
+                takeOver.setObject(2, firstRequest);
+                assertThat(takeOver.executeUpdate()).isEqualTo(1);
+            }
+            CompletableFuture<Api.Response> release = CompletableFuture.supplyAsync(() ->
+                    release(writer("alice"), heldId, held.body().get("fencingToken").asLong()));
+            // The release, holding the key, now waits for the row the retry holds.
+            awaitALockWaitIn("lease_waiter");
+            takeover.commit();
+
+            assertThat(release.get(10, TimeUnit.SECONDS).status()).isEqualTo(200);
+        }
+        List<UUID> active = jdbc.sql("SELECT id FROM lease WHERE key_id = :keyId AND state = 'active'")
+                .param("keyId", keyId).query(UUID.class).list();
+        // Taken as the retry would adopt it: no row is left to the sweeper (or to other tests' counts).
+        List<UUID> granted = jdbc.sql("DELETE FROM lease_waiter WHERE id = :id RETURNING lease_id").param("id", retry)
+                .query(UUID.class).list();
+        assertThat(active).as("the key's active lease").hasSize(1);
+        assertThat(granted).as("the lease the row was granted").isEqualTo(active);
+    }
+
+    /** Bob's waiting acquire in the key's queue, with an Idempotency-Key or none. */
+    private void queue(UUID waiterId, long keyId, String idempotencyKey) {
+        jdbc.sql("""
+                INSERT INTO lease_waiter (id, key_id, wait_until, tenant, owner, holder, ttl_seconds,
+                                          max_lifetime_seconds, lock_delay_seconds, metadata, idempotency_key,
+                                          fingerprint)
+                VALUES (:id, :keyId, lease_now() + interval '30 seconds', :tenant, 'bob', 'b', 30, 3600, 0, '{}',
+                        CAST(:idempotencyKey AS text), CASE WHEN CAST(:idempotencyKey AS text) IS NOT NULL THEN 'fp' END)
+                """).param("id", waiterId).param("keyId", keyId).param("tenant", tenant)
+                .param("idempotencyKey", idempotencyKey).update();
+    }
+
+    /** A connection of the test's own, in a transaction the test ends. */
+    private static Connection transaction() throws java.sql.SQLException {
+        TestDatabase.Connection db = TestDatabase.connection();
+        Connection connection = DriverManager.getConnection(db.url(), db.username(), db.password());
+        connection.setAutoCommit(false);
+        return connection;
+    }
+
+    /** Until another session waits for a row lock in a statement on {@code table}, as the database sees it. */
+    private void awaitALockWaitIn(String table) {
+        await().atMost(Duration.ofSeconds(10)).until(() -> jdbc.sql("""
+                SELECT count(*) FROM pg_stat_activity
+                WHERE wait_event_type = 'Lock' AND query LIKE '%' || :table || '%' AND pid <> pg_backend_pid()""")
+                .param("table", table).query(Long.class).single() >= 1);
     }
 }

@@ -28,7 +28,8 @@ import java.util.function.Supplier;
  * (or page, or history) or throws: a {@link ProblemException} subclass for each problem code the service
  * answered, {@link ServiceUnavailableException} when it could not be reached.
  *
- * <p>Every write carries an {@code Idempotency-Key} of its own, kept across its retries: a 503 or a failed
+ * <p>Every write carries an {@code Idempotency-Key} of its own (or the caller's, given to the overloads of
+ * acquire, renew and release that take one), kept across its retries: a 503 or a failed
  * connection is retried with exponential backoff and full jitter (at least {@code Retry-After} when the
  * service sends one), and a retry of a write whose answer was lost replays that answer instead of acting
  * twice. Reads are retried the same way. Thread-safe; one client serves a whole application.
@@ -67,18 +68,22 @@ public final class LeasekeeperClient {
 
     /**
      * Acquires the key if it is free (201), or waits for it up to {@code waitSeconds}; throws
-     * {@link ProblemException.LeaseHeld} or {@link ProblemException.LockDelayed} when it stays busy.
+     * {@link ProblemException.LeaseHeld} or {@link ProblemException.LockDelayed} when it stays busy. The request
+     * carries an {@code Idempotency-Key} of its own, the same on each of this call's retries.
      */
     public Lease acquire(AcquireRequest request) {
         return acquire(request, UUID.randomUUID().toString());
     }
 
     /**
-     * {@link #acquire(AcquireRequest)} under the caller's {@code Idempotency-Key}: a second call with the same key
-     * and request (after an answer was lost, or from another process) answers what the first one did, the same
-     * lease when it was granted, instead of acquiring again.
+     * {@link #acquire(AcquireRequest)} under the caller's {@code Idempotency-Key}, for a caller that retries a
+     * logical request itself: after a lost answer, or on another instance of the service. The same key with the
+     * same request replays the first answer (the same lease) instead of acquiring again; the same key with
+     * another request is {@link ProblemException.IdempotencyKeyReused}. A key is the caller's promise that it
+     * names one logical request: never use it for two.
      */
     public Lease acquire(AcquireRequest request, String idempotencyKey) {
+        Objects.requireNonNull(idempotencyKey, "idempotencyKey");
         if (request.waitSeconds() == 0) {
             return acquireOnce(request, idempotencyKey);
         }
@@ -203,7 +208,16 @@ public final class LeasekeeperClient {
 
     /** Extends the caller's active lease; {@code ttlSeconds} null keeps its TTL. */
     public Lease renew(UUID leaseId, long fencingToken, Integer ttlSeconds) {
-        return renew(leaseId, fencingToken, ttlSeconds, UUID.randomUUID().toString(), maxAttempts);
+        return renew(leaseId, fencingToken, ttlSeconds, UUID.randomUUID().toString());
+    }
+
+    /**
+     * {@link #renew(UUID, long, Integer)} under the caller's {@code Idempotency-Key}: a retry of the same renew
+     * (after a lost answer, or on another instance) replays its answer instead of renewing again.
+     */
+    public Lease renew(UUID leaseId, long fencingToken, Integer ttlSeconds, String idempotencyKey) {
+        return renew(leaseId, fencingToken, ttlSeconds, Objects.requireNonNull(idempotencyKey, "idempotencyKey"),
+                maxAttempts);
     }
 
     /** One renew under a given Idempotency-Key, with at most {@code attempts} tries (a held lease's renewal). */
@@ -283,7 +297,16 @@ public final class LeasekeeperClient {
 
     /** Releases the caller's lease if the token is still its own (compare-and-delete). */
     public Lease release(UUID leaseId, long fencingToken) {
-        return lease(write("/v1/leases/" + leaseId + "/release", Map.of("fencingToken", fencingToken), Duration.ZERO));
+        return release(leaseId, fencingToken, UUID.randomUUID().toString());
+    }
+
+    /**
+     * {@link #release(UUID, long)} under the caller's {@code Idempotency-Key}: a retry of the same release (after a
+     * lost answer, or on another instance) replays its answer.
+     */
+    public Lease release(UUID leaseId, long fencingToken, String idempotencyKey) {
+        return lease(write("/v1/leases/" + leaseId + "/release", Map.of("fencingToken", fencingToken), Duration.ZERO,
+                Objects.requireNonNull(idempotencyKey, "idempotencyKey"), maxAttempts));
     }
 
     /** An admin ends a lease of its tenant, whoever holds it (needs the {@code leases:admin} scope). */

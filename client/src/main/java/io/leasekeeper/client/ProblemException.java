@@ -167,6 +167,20 @@ public class ProblemException extends RuntimeException {
         }
     }
 
+    /** 429 QUOTA_EXCEEDED (revision 1.1): the tenant holds as many active leases as it may; nothing changed. */
+    public static final class QuotaExceeded extends ProblemException {
+        QuotaExceeded(Problem problem) {
+            super(problem);
+        }
+    }
+
+    /** 429 RATE_LIMITED (revision 1.1): too many requests of the tenant; retry after {@link #retryAfter()}. */
+    public static final class RateLimited extends ProblemException {
+        RateLimited(Problem problem) {
+            super(problem);
+        }
+    }
+
     /** 401 UNAUTHENTICATED: no token, or one the service does not accept. */
     public static final class Unauthenticated extends ProblemException {
         Unauthenticated(Problem problem) {
@@ -241,6 +255,8 @@ public class ProblemException extends RuntimeException {
             Map.entry("FENCING_TOKEN_MISMATCH", FencingTokenMismatch::new),
             Map.entry("LEASE_NOT_ACTIVE", LeaseNotActive::new),
             Map.entry("IDEMPOTENCY_KEY_REUSED", IdempotencyKeyReused::new),
+            Map.entry("QUOTA_EXCEEDED", QuotaExceeded::new),
+            Map.entry("RATE_LIMITED", RateLimited::new),
             Map.entry("LEASE_EXPIRED", LeaseExpired::new),
             Map.entry("LEASE_RELEASED", LeaseReleased::new),
             Map.entry("LEASE_REVOKED", LeaseRevoked::new),

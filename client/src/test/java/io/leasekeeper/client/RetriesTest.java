@@ -66,6 +66,29 @@ class RetriesTest {
     }
 
     @Test
+    void aCallersIdempotencyKeyIsSentAsGivenOnEveryAttemptOfAcquireRenewAndRelease() throws IOException {
+        AtomicInteger calls = new AtomicInteger();
+        serve(exchange -> {
+            idempotencyKeys.add(exchange.getRequestHeaders().getFirst("Idempotency-Key"));
+            if (calls.incrementAndGet() % 2 == 1) {
+                answer(exchange, 503, "application/problem+json",
+                        "{\"status\": 503, \"code\": \"DATABASE_UNAVAILABLE\", \"title\": \"Database unavailable\"}");
+            } else {
+                answer(exchange, exchange.getRequestURI().getPath().endsWith("/v1/leases") ? 201 : 200,
+                        "application/json", LEASE);
+            }
+        });
+        LeasekeeperClient client = client();
+
+        Lease lease = client.acquire(AcquireRequest.of(LeaseKey.of(Target.opaque("k"), "a"), "h", 30), "job-7-acquire");
+        client.renew(lease.leaseId(), lease.fencingToken(), null, "job-7-renew");
+        client.release(lease.leaseId(), lease.fencingToken(), "job-7-release");
+
+        assertThat(idempotencyKeys).containsExactly("job-7-acquire", "job-7-acquire", "job-7-renew", "job-7-renew",
+                "job-7-release", "job-7-release");
+    }
+
+    @Test
     void a503ThatLastsIsThrownAfterTheAttempts() throws IOException {
         AtomicInteger calls = new AtomicInteger();
         serve(exchange -> {
