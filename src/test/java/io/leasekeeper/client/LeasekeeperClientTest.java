@@ -134,6 +134,11 @@ class LeasekeeperClientTest extends IntegrationTest {
                     assertThat(failed.errors()).extracting(Problem.FieldError::field)
                             .contains("ttlSeconds", "waitSeconds");
                 });
+        // Negative values are sent, not dropped, so that the service refuses them.
+        assertThatThrownBy(() -> as(writer("alice")).acquire(AcquireRequest.of(KEY, "pod-1", 30).withWaitSeconds(-1)
+                .withLockDelaySeconds(-1)))
+                .isInstanceOfSatisfying(ProblemException.ValidationFailed.class, failed -> assertThat(failed.errors())
+                        .extracting(Problem.FieldError::field).contains("waitSeconds", "lockDelaySeconds"));
     }
 
     @Test

@@ -178,10 +178,11 @@ public final class LeasekeeperClient {
         body.put("holder", request.holder());
         body.put("ttlSeconds", request.ttlSeconds());
         put(body, "maxLifetimeSeconds", request.maxLifetimeSeconds());
-        if (request.lockDelaySeconds() > 0) {
+        // 0 is the contract's default, not sent; anything else is, a negative value for the service to refuse.
+        if (request.lockDelaySeconds() != 0) {
             body.put("lockDelaySeconds", request.lockDelaySeconds());
         }
-        if (request.waitSeconds() > 0) {
+        if (request.waitSeconds() != 0) {
             body.put("waitSeconds", request.waitSeconds());
         }
         put(body, "jobId", request.jobId());
@@ -189,7 +190,8 @@ public final class LeasekeeperClient {
         if (!request.metadata().isEmpty()) {
             body.put("metadata", request.metadata());
         }
-        return lease(write("/v1/leases", body, Duration.ofSeconds(request.waitSeconds()), idempotencyKey, maxAttempts));
+        return lease(write("/v1/leases", body, Duration.ofSeconds(Math.max(0, request.waitSeconds())), idempotencyKey,
+                maxAttempts));
     }
 
     private void told(LeaseKey key, long start, boolean acquired) {
