@@ -95,7 +95,9 @@ public final class Bench {
         Files.deleteIfExists(log.resolveSibling(name + ".stderr.log"));
         List<String> arguments = new ArrayList<>(List.of("--spring.datasource.url=" + flags.jdbcUrl(),
                 "--spring.datasource.hikari.maximum-pool-size=" + flags.poolSize(),
-                "--spring.security.oauth2.resourceserver.jwt.public-key-location=" + TestTokens.publicKeyLocation()));
+                "--spring.security.oauth2.resourceserver.jwt.public-key-location=" + TestTokens.publicKeyLocation(),
+                // Every client is of one tenant: the per-tenant request rate would measure the limit, not the service.
+                "--leasekeeper.limits.requests-per-second-per-tenant=0"));
         arguments.addAll(flags.serviceArgs());
         return ServiceProcess.ofCommand(List.of(ServiceProcess.java(), "-Xmx1g", "-jar",
                 ServiceProcess.builtJar().toString()), null, log, arguments);

@@ -19,6 +19,7 @@ public record LeasekeeperProperties(
         @DefaultValue Idempotency idempotency,
         @DefaultValue Audit audit,
         @DefaultValue Metrics metrics,
+        @DefaultValue Limits limits,
         // "wait" names Object.wait(), which no record component may; the properties are leasekeeper.wait.*.
         @Name("wait") @DefaultValue Wait waiting) {
 
@@ -165,6 +166,29 @@ public record LeasekeeperProperties(
 
         public Security {
             require(tenantClaim != null && !tenantClaim.isBlank(), "leasekeeper.security.tenant-claim must be set");
+        }
+    }
+
+    /**
+     * What one tenant may take (contract 1.1, "Tenant limits"). {@code maxActiveLeasesPerTenant} caps the
+     * tenant's active leases, counted from the database at most every {@code quotaRefresh} on each instance
+     * (plus the grants this instance made since), so that no acquire contends on a shared counter row.
+     * {@code requestsPerSecondPerTenant} (0: no limit) refills a per-tenant bucket of {@code requestBurstPerTenant}
+     * requests on each instance: a tenant's flood is refused with 429 before it reaches the database.
+     */
+    public record Limits(
+            @DefaultValue("10000") int maxActiveLeasesPerTenant,
+            @DefaultValue("1s") Duration quotaRefresh,
+            @DefaultValue("2000") int requestsPerSecondPerTenant,
+            @DefaultValue("4000") int requestBurstPerTenant) {
+
+        public Limits {
+            require(maxActiveLeasesPerTenant >= 1, "leasekeeper.limits.max-active-leases-per-tenant must be at least 1");
+            require(!quotaRefresh.isNegative() && !quotaRefresh.isZero() && quotaRefresh.toSeconds() <= 60,
+                    "leasekeeper.limits.quota-refresh must be within (0, 60s]");
+            require(requestsPerSecondPerTenant >= 0, "leasekeeper.limits.requests-per-second-per-tenant must not be negative");
+            require(requestsPerSecondPerTenant == 0 || requestBurstPerTenant >= requestsPerSecondPerTenant,
+                    "leasekeeper.limits.request-burst-per-tenant must be at least requests-per-second-per-tenant");
         }
     }
 

@@ -9,6 +9,7 @@ import static io.leasekeeper.web.ErrorCode.LEASE_REVOKED;
 import static io.leasekeeper.web.ErrorCode.LOCK_DELAYED;
 import static io.leasekeeper.web.ErrorCode.NOT_LEASE_OWNER;
 import static io.leasekeeper.web.ErrorCode.NO_ACTIVE_LEASE;
+import static io.leasekeeper.web.ErrorCode.QUOTA_EXCEEDED;
 import static io.leasekeeper.web.ErrorCode.VALIDATION_FAILED;
 
 import io.leasekeeper.audit.AuditLog;
@@ -86,7 +87,7 @@ class LeaseController {
                     + " holds the key and when to retry.")
     @ApiResponse(responseCode = "201", description = "Granted.",
             content = @Content(schema = @Schema(implementation = LeaseView.class)))
-    @ProblemCodes({VALIDATION_FAILED, LEASE_HELD, LOCK_DELAYED})
+    @ProblemCodes({VALIDATION_FAILED, LEASE_HELD, LOCK_DELAYED, QUOTA_EXCEEDED})
     ResponseEntity<?> acquire(@RequestBody(required = false) LeaseRequests.AcquireRequest body, Caller caller,
                               @RequestHeader(name = IdempotentCalls.HEADER, required = false) String idempotencyKey,
                               HttpServletRequest request) {

@@ -1,6 +1,7 @@
 package io.leasekeeper.lease;
 
 import io.leasekeeper.config.LeasekeeperProperties;
+import io.leasekeeper.limits.TenantQuota;
 import io.leasekeeper.idempotency.IdempotencyStore;
 import io.leasekeeper.security.Caller;
 import io.leasekeeper.wait.FreedKeys;
@@ -32,14 +33,17 @@ public class LeaseOperations {
 
     private final LeaseStore store;
     private final KeyWaiters waiters;
+    private final TenantQuota quota;
     private final Counter expiredByAcquire;
     private final boolean notifications;
     /** How far ahead a watch mark reaches: twice the longest wait, so that most waits find it long enough. */
     private final int watchHorizon;
 
-    LeaseOperations(LeaseStore store, KeyWaiters waiters, MeterRegistry registry, LeasekeeperProperties properties) {
+    LeaseOperations(LeaseStore store, KeyWaiters waiters, TenantQuota quota, MeterRegistry registry,
+                    LeasekeeperProperties properties) {
         this.store = store;
         this.waiters = waiters;
+        this.quota = quota;
         this.expiredByAcquire = Expirations.counter(registry, "acquire");
         this.notifications = properties.waiting().notifications();
         this.watchHorizon = 2 * ((int) properties.waiting().max().toSeconds() + 1);
@@ -210,6 +214,7 @@ public class LeaseOperations {
                 throw changedUnderLock(acquire.lease().id());
             }
         }
+        quota.afterGrant(caller.tenant()); // refused: the grant rolls back with the transaction
         return new AcquireResult.Granted(acquire.lease(), acquire.now());
     }
 

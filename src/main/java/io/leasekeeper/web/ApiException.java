@@ -4,13 +4,24 @@ package io.leasekeeper.web;
 public class ApiException extends RuntimeException {
 
     private final ErrorCode code;
+    private final long retryAfterSeconds;
 
     public ApiException(ErrorCode code, String detail) {
+        this(code, detail, 0);
+    }
+
+    /** A refusal the client may retry after {@code retryAfterSeconds} (sent as {@code Retry-After}; 0: none). */
+    public ApiException(ErrorCode code, String detail, long retryAfterSeconds) {
         super(detail, null, false, false);
         this.code = code;
+        this.retryAfterSeconds = retryAfterSeconds;
     }
 
     public ErrorCode code() {
         return code;
+    }
+
+    public long retryAfterSeconds() {
+        return retryAfterSeconds;
     }
 }

@@ -42,7 +42,11 @@ public class ApiProblems extends ResponseEntityExceptionHandler {
         if (e instanceof ValidationFailed v) {
             problem.setProperty("errors", v.errors());
         }
-        return ResponseEntity.status(e.code().status()).body(problem);
+        ResponseEntity.BodyBuilder answer = ResponseEntity.status(e.code().status());
+        if (e.retryAfterSeconds() > 0) {
+            answer.header(HttpHeaders.RETRY_AFTER, Long.toString(e.retryAfterSeconds()));
+        }
+        return answer.body(problem);
     }
 
     /**

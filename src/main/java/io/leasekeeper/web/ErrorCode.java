@@ -27,6 +27,10 @@ public enum ErrorCode {
     LEASE_EXPIRED(HttpStatus.GONE, "Lease expired"),
     LEASE_RELEASED(HttpStatus.GONE, "Lease released"),
     LEASE_REVOKED(HttpStatus.GONE, "Lease revoked"),
+    /** The tenant has as many active leases as its quota allows (leasekeeper.limits.max-active-leases-per-tenant). */
+    QUOTA_EXCEEDED(HttpStatus.TOO_MANY_REQUESTS, "Quota exceeded"),
+    /** The tenant sent more requests than this instance takes from it (leasekeeper.limits.requests-per-second-per-tenant). */
+    RATE_LIMITED(HttpStatus.TOO_MANY_REQUESTS, "Rate limited"),
     INTERNAL_ERROR(HttpStatus.INTERNAL_SERVER_ERROR, "Internal error"),
     /** PostgreSQL cannot be reached: nothing was decided, the client retries after Retry-After. */
     DATABASE_UNAVAILABLE(HttpStatus.SERVICE_UNAVAILABLE, "Database unavailable");

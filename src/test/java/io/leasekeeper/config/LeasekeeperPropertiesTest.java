@@ -46,6 +46,11 @@ class LeasekeeperPropertiesTest {
             assertThat(p.waiting().fallbackPoll().toMillis()).isEqualTo(1000);
             assertThat(p.waiting().notifications()).isTrue();
             assertThat(p.waiting().listenUrl()).isNull();
+            // Contract 1.1: leasekeeper.limits.max-active-leases-per-tenant defaults to 10000.
+            assertThat(p.limits().maxActiveLeasesPerTenant()).isEqualTo(10_000);
+            assertThat(p.limits().quotaRefresh().toMillis()).isEqualTo(1000);
+            assertThat(p.limits().requestsPerSecondPerTenant()).isEqualTo(2000);
+            assertThat(p.limits().requestBurstPerTenant()).isEqualTo(4000);
         });
     }
 
@@ -68,7 +73,11 @@ class LeasekeeperPropertiesTest {
             "leasekeeper.wait.max=301s",
             "leasekeeper.wait.max=1500ms",
             "leasekeeper.wait.max-waiters=-1",
-            "leasekeeper.wait.fallback-poll=0s"})
+            "leasekeeper.wait.fallback-poll=0s",
+            "leasekeeper.limits.max-active-leases-per-tenant=0",
+            "leasekeeper.limits.quota-refresh=0s",
+            "leasekeeper.limits.requests-per-second-per-tenant=-1",
+            "leasekeeper.limits.request-burst-per-tenant=10"})
     void invalidSettingsFailStartUpNamingTheSetting(String setting) {
         runner.withPropertyValues(setting).run(context -> {
             assertThat(context).hasFailed();

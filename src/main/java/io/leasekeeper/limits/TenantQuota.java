@@ -1,0 +1,68 @@
+package io.leasekeeper.limits;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.leasekeeper.config.LeasekeeperProperties;
+import io.leasekeeper.web.ApiException;
+import io.leasekeeper.web.ErrorCode;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.concurrent.atomic.AtomicLong;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.stereotype.Component;
+
+/**
+ * The quota of active leases per tenant. Each instance counts a tenant's active leases in the database at most
+ * once per {@code quotaRefresh} and adds the grants it made itself since: no acquire contends on a shared
+ * counter row, and the count lags at most by the other instances' grants of the last refresh (documented in
+ * docs/design.md). Checked in the granting transaction right after the grant, so that a refusal rolls the grant
+ * back with everything else the request did: a refused acquire changes nothing. A key handed over to a waiting
+ * acquire is not checked: the lease that ended to free it was the same tenant's.
+ */
+@Component
+public class TenantQuota {
+
+    /** The tenant's leases active by the database's clock; served by the partial index lease_list_active. */
+    private static final String ACTIVE_LEASES = """
+            SELECT count(*) FROM lease
+            WHERE tenant = :tenant AND state = 'active' AND expires_at > lease_now()
+            """;
+
+    /** A count from the database, and the grants this instance made since it was taken. */
+    private record Count(long counted, AtomicLong grantedSince) {
+    }
+
+    private final JdbcClient jdbc;
+    private final int max;
+    private final Cache<String, Count> counts;
+    private final Counter refused;
+
+    TenantQuota(JdbcClient jdbc, LeasekeeperProperties properties, MeterRegistry registry) {
+        this.jdbc = jdbc;
+        this.max = properties.limits().maxActiveLeasesPerTenant();
+        this.counts = Caffeine.newBuilder().expireAfterWrite(properties.limits().quotaRefresh())
+                .maximumSize(100_000).build();
+        this.refused = TenantLimits.refusals(registry, "quota");
+    }
+
+    /**
+     * Called in the transaction that has just granted the tenant a lease: throws 429 QUOTA_EXCEEDED (which rolls
+     * the grant back) when the tenant now has more active leases than its quota.
+     */
+    public void afterGrant(String tenant) {
+        boolean[] countedNow = new boolean[1];
+        Count count = counts.get(tenant, t -> {
+            countedNow[0] = true; // in this transaction: the count includes the grant just made
+            return new Count(jdbc.sql(ACTIVE_LEASES).param("tenant", t).query(Long.class).single(), new AtomicLong());
+        });
+        long active = countedNow[0] ? count.counted() : count.counted() + count.grantedSince().incrementAndGet();
+        if (active > max) {
+            if (!countedNow[0]) {
+                count.grantedSince().decrementAndGet();
+            }
+            refused.increment();
+            throw new ApiException(ErrorCode.QUOTA_EXCEEDED, "The tenant has " + max
+                    + " active leases, the most it may hold; release one first.");
+        }
+    }
+}
