@@ -34,16 +34,18 @@ public class LeaseOperations {
     private final LeaseStore store;
     private final KeyWaiters waiters;
     private final TenantQuota quota;
+    private final Heartbeats heartbeats;
     private final Counter expiredByAcquire;
     private final boolean notifications;
     /** How far ahead a watch mark reaches: twice the longest wait, so that most waits find it long enough. */
     private final int watchHorizon;
 
-    LeaseOperations(LeaseStore store, KeyWaiters waiters, TenantQuota quota, MeterRegistry registry,
-                    LeasekeeperProperties properties) {
+    LeaseOperations(LeaseStore store, KeyWaiters waiters, TenantQuota quota, Heartbeats heartbeats,
+                    MeterRegistry registry, LeasekeeperProperties properties) {
         this.store = store;
         this.waiters = waiters;
         this.quota = quota;
+        this.heartbeats = heartbeats;
         this.expiredByAcquire = Expirations.counter(registry, "acquire");
         this.notifications = properties.waiting().notifications();
         this.watchHorizon = 2 * ((int) properties.waiting().max().toSeconds() + 1);
@@ -256,13 +258,15 @@ public class LeaseOperations {
     @Transactional
     public LeaseView renew(UUID leaseId, long fencingToken, Integer ttlSeconds, Caller caller) {
         lockKeyOfLease(leaseId, caller.tenant());
-        LeaseStore.Transition renew = store.renew(leaseId, fencingToken, ttlSeconds, caller)
+        LeaseStore.Renewal renewal = store.renew(leaseId, fencingToken, ttlSeconds, caller)
                 .orElseThrow(() -> notFound(leaseId));
+        LeaseStore.Transition renew = renewal.transition();
         if (!renew.changed()) {
             requireOwnerAndToken(renew.lease(), fencingToken, caller);
             requireActive(renew.lease(), renew.now());
             throw changedUnderLock(leaseId);
         }
+        heartbeats.record(renewal.beat());
         return LeaseView.of(renew.lease(), renew.now());
     }
 

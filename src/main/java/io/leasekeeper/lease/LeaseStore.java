@@ -231,7 +231,11 @@ class LeaseStore {
                          LIMIT :batchSize)
             """;
 
-    /** Extends the owner's active lease, if the token is its own; {@code ttl} NULL keeps the lease's TTL. */
+    /**
+     * Extends the owner's active lease, if the token is its own; {@code ttl} NULL keeps the lease's TTL. Also
+     * answers {@code beat}: how much of the lease's TTL had passed since its previous renew (or its grant),
+     * for the heartbeat anomalies (contract 1.1, "Tenant limits").
+     */
     private static final String RENEW = """
             WITH clock AS (SELECT lease_now() AS now),
             by_id AS MATERIALIZED (SELECT * FROM lease WHERE id = :leaseId),
@@ -245,7 +249,8 @@ class LeaseStore {
                 FROM clock, found f
                 WHERE l.id = f.id AND l.owner = :principal
                   AND l.fencing_token = :fencingToken AND l.state = 'active' AND l.expires_at > clock.now
-                RETURNING l.*
+                RETURNING l.*,
+                          extract(epoch FROM clock.now - coalesce(f.renewed_at, f.acquired_at)) / f.ttl_seconds AS beat
             ), event AS (
                 INSERT INTO lease_event (lease_id, type, from_state, to_state, fencing_token, at,
                                          principal, request_id, trace_id, details)
@@ -255,7 +260,13 @@ class LeaseStore {
                                           'expiresAt', rfc3339(r.expires_at), 'ttlSeconds', r.ttl_seconds)
                 FROM renewed r JOIN found f ON f.id = r.id
             )
-            """ + changedOr("renewed", "found");
+            SELECT clock.now, l.changed, l.beat, %s
+            FROM (SELECT true AS changed, * FROM renewed
+                  UNION ALL
+                  SELECT false, *, NULL FROM found WHERE NOT EXISTS (SELECT 1 FROM renewed)) AS l
+            JOIN lease_key k ON k.id = l.key_id
+            CROSS JOIN clock
+            """.formatted(COLUMNS);
 
     /**
      * Ends an active lease of the tenant: released by its owner, if the token is its own (compare-and-delete),
@@ -567,10 +578,18 @@ class LeaseStore {
         return params;
     }
 
+    /**
+     * A renew's transition, and when it changed the lease, {@code beat}: the fraction of the lease's TTL that
+     * had passed since its previous renew or its grant (0.5: halfway to its expiry).
+     */
+    record Renewal(Transition transition, double beat) {
+    }
+
     /** With the key locked; empty when the tenant has no such lease. */
-    Optional<Transition> renew(UUID leaseId, long fencingToken, Integer ttlSeconds, Caller caller) {
+    Optional<Renewal> renew(UUID leaseId, long fencingToken, Integer ttlSeconds, Caller caller) {
         return jdbc.sql(RENEW).params(onLease(leaseId, caller)).param("fencingToken", fencingToken)
-                .param("ttl", ttlSeconds).query(this::transition).optional();
+                .param("ttl", ttlSeconds)
+                .query((rs, row) -> new Renewal(transition(rs, row), rs.getDouble("beat"))).optional();
     }
 
     /** With the key locked; empty when the tenant has no such lease. */

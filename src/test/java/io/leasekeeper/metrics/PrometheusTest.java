@@ -107,6 +107,9 @@ class PrometheusTest {
             leaseTraffic();
             expectSeries(server, alerts.get("LeasekeeperFencingMismatchSurge"));
             expectSeries(server, alerts.get("LeasekeeperRevocationSurge"));
+            heartbeatAnomalies();
+            expectSeries(server, alerts.get("LeasekeeperLateRenewals"));
+            expectSeries(server, alerts.get("LeasekeeperEagerRenewals"));
 
             String unswept = leaseLeftPastItsExpiry();
             expectSeries(server, alerts.get("LeasekeeperSweeperLagging"));
@@ -192,6 +195,25 @@ class PrometheusTest {
         String lapsed = acquire("lapsed", alice).body().get("leaseId").asString();
         backdate(lapsed);
         assertThat(acquire("lapsed", bob).status()).isEqualTo(201);
+    }
+
+    /** Renewals at once after the grant (early), and renewals with 28 of their 30 s gone (late, backdated with SQL). */
+    private void heartbeatAnomalies() {
+        String alice = TestTokens.token("alice", tenant, TestTokens.WRITE);
+        JsonNode lease = acquire("heartbeats", alice).body();
+        String id = lease.get("leaseId").asString();
+        Map<String, Object> token = Map.of("fencingToken", lease.get("fencingToken").asLong());
+        for (int i = 0; i < 60; i++) {
+            assertThat(api.post("/v1/leases/" + id + "/renew", alice, token).status()).isEqualTo(200);
+        }
+        for (int i = 0; i < 6; i++) {
+            assertThat(jdbc.sql("""
+                    UPDATE lease SET renewed_at = lease_now() - interval '28 seconds',
+                                     expires_at = lease_now() + interval '2 seconds'
+                    WHERE id = CAST(:id AS uuid)
+                    """).param("id", id).update()).isEqualTo(1);
+            assertThat(api.post("/v1/leases/" + id + "/renew", alice, token).status()).isEqualTo(200);
+        }
     }
 
     /** A lease that expired a minute ago by the database's clock and that no sweeper has marked. */
