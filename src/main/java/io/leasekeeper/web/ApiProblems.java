@@ -7,8 +7,11 @@ import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.TypeMismatchException;
+import org.springframework.dao.CannotAcquireLockException;
 import org.springframework.dao.DataAccessResourceFailureException;
+import org.springframework.dao.QueryTimeoutException;
 import org.springframework.dao.TransientDataAccessResourceException;
+import org.springframework.jdbc.UncategorizedSQLException;
 import org.springframework.transaction.CannotCreateTransactionException;
 import org.springframework.transaction.TransactionSystemException;
 import org.springframework.http.HttpHeaders;
@@ -35,6 +38,8 @@ public class ApiProblems extends ResponseEntityExceptionHandler {
 
     private static final Logger log = LoggerFactory.getLogger(ApiProblems.class);
     private static final String DATABASE_RETRY_AFTER_SECONDS = "2";
+    /** PostgreSQL's SQLSTATE for a lock wait ended by lock_timeout. */
+    private static final String LOCK_NOT_AVAILABLE = "55P03";
 
     @ExceptionHandler(ApiException.class)
     ResponseEntity<ProblemDetail> api(ApiException e, HttpServletRequest request) {
@@ -63,6 +68,26 @@ public class ApiProblems extends ResponseEntityExceptionHandler {
                 .body(Problems.of(ErrorCode.DATABASE_UNAVAILABLE,
                         "The database is unavailable. Retry later; a retry with the same Idempotency-Key is safe.",
                         request));
+    }
+
+    /**
+     * PostgreSQL gave up on a statement: it waited longer than {@code lock_timeout} for a row lock (a key held
+     * by a transaction that does not end) or ran longer than {@code statement_timeout}. Nothing was written;
+     * a retry may find the database answering again.
+     */
+    @ExceptionHandler({CannotAcquireLockException.class, QueryTimeoutException.class, UncategorizedSQLException.class})
+    ResponseEntity<ProblemDetail> databaseTimeout(Exception e, HttpServletRequest request) {
+        // Spring leaves lock_not_available (55P03) uncategorized for PostgreSQL; anything else uncategorized is a bug.
+        if (e instanceof UncategorizedSQLException u && (u.getSQLException() == null
+                || !LOCK_NOT_AVAILABLE.equals(u.getSQLException().getSQLState()))) {
+            return unexpected(e, request);
+        }
+        log.warn("Database timeout on {} {}: {}", request.getMethod(), request.getRequestURI(), e.toString());
+        return ResponseEntity.status(ErrorCode.DATABASE_UNAVAILABLE.status())
+                .header(HttpHeaders.RETRY_AFTER, DATABASE_RETRY_AFTER_SECONDS)
+                .body(Problems.of(ErrorCode.DATABASE_UNAVAILABLE,
+                        "The database did not answer in time. Retry later; a retry with the same Idempotency-Key"
+                                + " is safe.", request));
     }
 
     @ExceptionHandler(Exception.class)
