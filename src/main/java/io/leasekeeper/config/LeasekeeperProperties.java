@@ -175,12 +175,15 @@ public record LeasekeeperProperties(
      * (plus the grants this instance made since), so that no acquire contends on a shared counter row.
      * {@code requestsPerSecondPerTenant} (0: no limit) refills a per-tenant bucket of {@code requestBurstPerTenant}
      * requests on each instance: a tenant's flood is refused with 429 before it reaches the database.
+     * {@code poolSharePerTenant} is the fraction of the connection pool one tenant's requests may hold at once
+     * (1: no bound), so that one tenant's slow or many requests leave connections to the others.
      */
     public record Limits(
             @DefaultValue("10000") int maxActiveLeasesPerTenant,
             @DefaultValue("1s") Duration quotaRefresh,
             @DefaultValue("2000") int requestsPerSecondPerTenant,
-            @DefaultValue("4000") int requestBurstPerTenant) {
+            @DefaultValue("4000") int requestBurstPerTenant,
+            @DefaultValue("0.5") double poolSharePerTenant) {
 
         public Limits {
             require(maxActiveLeasesPerTenant >= 1, "leasekeeper.limits.max-active-leases-per-tenant must be at least 1");
@@ -189,6 +192,8 @@ public record LeasekeeperProperties(
             require(requestsPerSecondPerTenant >= 0, "leasekeeper.limits.requests-per-second-per-tenant must not be negative");
             require(requestsPerSecondPerTenant == 0 || requestBurstPerTenant >= requestsPerSecondPerTenant,
                     "leasekeeper.limits.request-burst-per-tenant must be at least requests-per-second-per-tenant");
+            require(poolSharePerTenant > 0 && poolSharePerTenant <= 1,
+                    "leasekeeper.limits.pool-share-per-tenant must be within (0, 1]");
         }
     }
 

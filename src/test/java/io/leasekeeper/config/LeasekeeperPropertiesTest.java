@@ -51,6 +51,7 @@ class LeasekeeperPropertiesTest {
             assertThat(p.limits().quotaRefresh().toMillis()).isEqualTo(1000);
             assertThat(p.limits().requestsPerSecondPerTenant()).isEqualTo(2000);
             assertThat(p.limits().requestBurstPerTenant()).isEqualTo(4000);
+            assertThat(p.limits().poolSharePerTenant()).isEqualTo(0.5);
         });
     }
 
@@ -77,7 +78,9 @@ class LeasekeeperPropertiesTest {
             "leasekeeper.limits.max-active-leases-per-tenant=0",
             "leasekeeper.limits.quota-refresh=0s",
             "leasekeeper.limits.requests-per-second-per-tenant=-1",
-            "leasekeeper.limits.request-burst-per-tenant=10"})
+            "leasekeeper.limits.request-burst-per-tenant=10",
+            "leasekeeper.limits.pool-share-per-tenant=0",
+            "leasekeeper.limits.pool-share-per-tenant=1.5"})
     void invalidSettingsFailStartUpNamingTheSetting(String setting) {
         runner.withPropertyValues(setting).run(context -> {
             assertThat(context).hasFailed();
