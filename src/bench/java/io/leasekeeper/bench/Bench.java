@@ -77,6 +77,7 @@ public final class Bench {
                     case "etcd-hotkey" -> etcdHotKey();
                     case "scale" -> scale();
                     case "expiry" -> massExpiry();
+                    case "tenant-flood" -> tenantFlood();
                     default -> throw new IllegalArgumentException("unknown workload " + workload);
                 }
             }
@@ -90,17 +91,83 @@ public final class Bench {
 
     /** An instance of the built service on the run's database; its output in target/bench/{name}.log. */
     private ServiceProcess newService(String name) throws IOException {
+        // Every client is of one tenant: the per-tenant request rate would measure the limit, not the service.
+        return newService(name, List.of("--leasekeeper.limits.requests-per-second-per-tenant=0"));
+    }
+
+    private ServiceProcess newService(String name, List<String> limits) throws IOException {
         Path log = Path.of("target", "bench", name + ".log");
         Files.deleteIfExists(log);
         Files.deleteIfExists(log.resolveSibling(name + ".stderr.log"));
         List<String> arguments = new ArrayList<>(List.of("--spring.datasource.url=" + flags.jdbcUrl(),
                 "--spring.datasource.hikari.maximum-pool-size=" + flags.poolSize(),
-                "--spring.security.oauth2.resourceserver.jwt.public-key-location=" + TestTokens.publicKeyLocation(),
-                // Every client is of one tenant: the per-tenant request rate would measure the limit, not the service.
-                "--leasekeeper.limits.requests-per-second-per-tenant=0"));
+                "--spring.security.oauth2.resourceserver.jwt.public-key-location=" + TestTokens.publicKeyLocation()));
+        arguments.addAll(limits);
         arguments.addAll(flags.serviceArgs());
         return ServiceProcess.ofCommand(List.of(ServiceProcess.java(), "-Xmx1g", "-jar",
                 ServiceProcess.builtJar().toString()), null, log, arguments);
+    }
+
+    /** Tenant B's clients, tenant A's flood, and the rate one tenant gets from an instance in the flood workload. */
+    private static final int FLOOD_QUIET_CLIENTS = 4;
+    private static final int FLOOD_CLIENTS = 64;
+    private static final int FLOOD_TENANT_RATE = 300;
+
+    /**
+     * One tenant's flood beside another's steady work (issue 17): tenant B runs the cycle with a few clients,
+     * alone, then while tenant A runs it with many more clients on the same instance. The instance has the
+     * tenant limits on (a per-tenant rate, with a burst of one second's worth, of a fraction of what it serves, and
+     * the default half of the pool per tenant); A's clients honour the 429s as a good client does (they wait the
+     * Retry-After, 1 s). The target: B's cycle p99 during the flood at most twice its quiet value.
+     */
+    private void tenantFlood() throws Exception {
+        database.reset(flags.scaleSmall());
+        String tokenA = TestTokens.token("flood", "tenant-a", TestTokens.WRITE);
+        String tokenB = TestTokens.token("steady", "tenant-b", TestTokens.WRITE);
+        try (ServiceProcess limited = newService("flood", List.of(
+                "--leasekeeper.limits.requests-per-second-per-tenant=" + FLOOD_TENANT_RATE,
+                "--leasekeeper.limits.request-burst-per-tenant=" + FLOOD_TENANT_RATE))) {
+            limited.start();
+            CpuUse floodCpu = new CpuUse(limited.pid(), postmasterPid);
+            HttpLoad.Window quiet;
+            HttpLoad.Window flooded;
+            HttpLoad.Window flood;
+            try (HttpLoad b = HttpLoad.start(limited.port(), tokenB, FLOOD_QUIET_CLIENTS, cycleUnit(FLOOD_QUIET_CLIENTS),
+                    floodCpu)) {
+                Thread.sleep(flags.warmup().plus(flags.jit().dividedBy(4))); // the new instance's JIT too
+                b.measure();
+                Thread.sleep(flags.duration());
+                quiet = b.measure();
+                try (HttpLoad a = HttpLoad.start(limited.port(), tokenA, FLOOD_CLIENTS, floodUnit(), floodCpu)) {
+                    Thread.sleep(flags.warmup());
+                    b.measure();
+                    a.measure();
+                    Thread.sleep(flags.duration());
+                    flooded = b.measure();
+                    flood = a.measure();
+                }
+            }
+            report.tenantFlood(FLOOD_QUIET_CLIENTS, FLOOD_CLIENTS, FLOOD_TENANT_RATE, quiet, flooded, flood);
+        }
+    }
+
+    /** Tenant A's cycle on keys of its own, waiting out each 429 (Retry-After is at least 1 s). */
+    private HttpLoad.Unit floodUnit() {
+        return (client, calls) -> {
+            HttpLoad.Calls.Answer acquired = calls.post("flood acquire", "/v1/leases",
+                    "{\"target\": {\"type\": \"opaque\", \"value\": \"flood-" + client + "\"}, \"actor\": \"bench\","
+                            + " \"holder\": \"flood\", \"ttlSeconds\": 30}", 201, 409, 429);
+            if (acquired.status() != 201) {
+                Thread.sleep(1_000); // a 429, or a 409: a release refused earlier left the key held until its TTL
+                return;
+            }
+            HttpLoad.Calls.Answer released = calls.post("flood release", "/v1/leases/"
+                    + acquired.body().get("leaseId").asString() + "/release",
+                    "{\"fencingToken\": " + acquired.body().get("fencingToken").asLong() + "}", 200, 429);
+            if (released.status() == 429) {
+                Thread.sleep(1_000);
+            }
+        };
     }
 
     /** Acquire then release on random keys of the client's own share of the key space. */

@@ -13,15 +13,17 @@ record Flags(String jdbcUrl, List<String> workloads, List<Integer> clients, Dura
              List<Integer> etcdClients) {
 
     /** Workloads of the service (they need it started); the others need no service. */
-    static final List<String> SERVICE_WORKLOADS = List.of("cycle", "renew", "hotkey", "scale", "expiry", "hotkey-wait");
+    static final List<String> SERVICE_WORKLOADS = List.of("cycle", "renew", "hotkey", "scale", "expiry", "hotkey-wait",
+            "tenant-flood");
     static final List<String> WORKLOADS = List.of("cycle", "renew", "hotkey", "scale", "expiry", "hotkey-wait",
-            "etcd-hotkey");
+            "tenant-flood", "etcd-hotkey");
 
     static final String USAGE = """
             --jdbc-url=URL          PostgreSQL for the service and pgbench (required; src/bench/run makes one)
             --workloads=LIST        cycle,renew,hotkey,scale,expiry (the default), and also hotkey-wait (waiting
-                                    acquires over two instances; needs the server's waitSeconds) and etcd-hotkey
-                                    (etcd's lock on one key; needs etcd, which src/bench/run installs)
+                                    acquires over two instances; needs the server's waitSeconds), tenant-flood
+                                    (one tenant's cycle alone, then while another floods the instance) and
+                                    etcd-hotkey (etcd's lock on one key; needs etcd, which src/bench/run installs)
             --clients=LIST          concurrent clients of the cycle workload (default 1,8,32,64)
             --jit=DURATION          the service's warm-up once at start, until its JIT has compiled (default 60s)
             --warmup=DURATION       before each measurement (default 5s)

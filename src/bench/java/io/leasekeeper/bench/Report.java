@@ -194,6 +194,32 @@ final class Report {
         count(http.errors());
     }
 
+    void tenantFlood(int quietClients, int floodClients, int rate, HttpLoad.Window quiet, HttpLoad.Window flooded,
+                     HttpLoad.Window flood) {
+        endTable();
+        double ratio = flooded.millis("cycle", 99) / quiet.millis("cycle", 99);
+        long refused = flood.outcomes().getOrDefault("flood acquire 429", 0L)
+                + flood.outcomes().getOrDefault("flood release 429", 0L);
+        body.append("## Tenant flood: tenant B's cycle, alone and while tenant A floods the same instance\n\n")
+                .append("Tenant B: ").append(quietClients).append(" clients running the cycle. Tenant A: ")
+                .append(floodClients).append(" clients running the cycle on keys of their own, each waiting 1 s ")
+                .append("after a 429. The instance: `leasekeeper.limits.requests-per-second-per-tenant=").append(rate)
+                .append("` and `request-burst-per-tenant=").append(rate)
+                .append("`, the default share of the pool (half).\n\n")
+                .append("| | B cycles/s | B cycle p50 | B cycle p99 | B cycle p99.9 | A cycles/s | A 429s/s | errors |\n")
+                .append("|---|---|---|---|---|---|---|---|\n")
+                .append(row("B alone", fmt(quiet.perSecond()), ms(quiet, "cycle", 50), ms(quiet, "cycle", 99),
+                        ms(quiet, "cycle", 99.9), "-", "-", quiet.errors()))
+                .append(row("B while A floods", fmt(flooded.perSecond()), ms(flooded, "cycle", 50),
+                        ms(flooded, "cycle", 99), ms(flooded, "cycle", 99.9),
+                        fmt(flood.outcomes().getOrDefault("flood release 200", 0L) / flood.seconds()),
+                        fmt(refused / flood.seconds()), flooded.errors() + flood.errors()))
+                .append('\n');
+        target("tenant B's cycle p99 while tenant A floods, at most 2x its quiet value", ratio <= 2,
+                fmt(ratio) + "x (" + ms(flooded, "cycle", 99) + " ms against " + ms(quiet, "cycle", 99) + " ms)");
+        count(quiet.errors() + flooded.errors() + flood.errors());
+    }
+
     void scale(int clients, HttpLoad.Window small, HttpLoad.Window large, Duration seeding) {
         endTable();
         double ratio = large.millis("acquire", 99) / small.millis("acquire", 99);
