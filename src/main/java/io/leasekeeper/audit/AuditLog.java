@@ -3,8 +3,10 @@ package io.leasekeeper.audit;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.OffsetDateTime;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Component;
@@ -13,21 +15,30 @@ import tools.jackson.core.type.TypeReference;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The audit table: a lease's history, and the retention job. Events are written by the statements that
+ * The audit table: a lease's history, a page at a time, and the retention job. Events are written by the statements that
  * make the transitions they record ({@code LeaseStore}), so a transition and its event commit together or
  * not at all; the table refuses updates and deletes but the retention job's.
  */
 @Component
 public class AuditLog {
 
-    // No rows: no such lease in this tenant, or its events are past the retention (the caller tells).
-    // The lease is found by its id alone, then confined to the tenant (why: LeaseStore, LOCK_KEY_OF_LEASE).
-    private static final String HISTORY = """
+    /*
+     * One page of a lease's history, oldest first: the events after :afterEventId (0 before the first page),
+     * at most :limit of them, by the index lease_event_by_lease (lease_id, id), so every page costs the same
+     * however long the history; no OFFSET. The lease is found by its id alone, then confined to the tenant
+     * (why: LeaseStore, LOCK_KEY_OF_LEASE). The LEFT JOIN answers the lease's existence in the same snapshot:
+     * no row at all is no such lease in this tenant; one row without an event is a lease with no event past
+     * the cursor (or none retained).
+     */
+    private static final String HISTORY_PAGE = """
             WITH by_id AS MATERIALIZED (SELECT id, tenant FROM lease WHERE id = :leaseId)
             SELECT e.id, e.lease_id, e.type, e.from_state, e.to_state, e.fencing_token, e.at,
                    e.principal, e.request_id, e.trace_id, e.details
             FROM by_id l
-            JOIN lease_event e ON e.lease_id = l.id
+            LEFT JOIN LATERAL (SELECT * FROM lease_event
+                               WHERE lease_id = l.id AND id > :afterEventId
+                               ORDER BY id
+                               LIMIT :limit) e ON true
             WHERE l.tenant = :tenant
             ORDER BY e.id
             """;
@@ -66,16 +77,37 @@ public class AuditLog {
         return jdbc.sql(DELETE_OLD).param("retention", retention.toSeconds()).param("batchSize", batchSize).update();
     }
 
-    /** The events of a lease of this tenant, oldest first; empty when there is none (or none retained). */
-    public List<LeaseEvent> history(UUID leaseId, String tenant) {
-        return jdbc.sql(HISTORY)
-                .param("leaseId", leaseId)
-                .param("tenant", tenant)
-                .query(this::event)
-                .list();
+    /**
+     * Where a page of a history starts and how long it is: the events after {@code afterEventId} (0: from the
+     * first), at most {@code limit}.
+     */
+    public record PageRequest(long afterEventId, int limit) {
     }
 
-    private LeaseEvent event(ResultSet rs, int row) throws SQLException {
+    /**
+     * Up to {@code limit + 1} events of a lease of this tenant after the page's start, oldest first: the one
+     * past the page tells whether another follows. Empty when there is no such lease in this tenant.
+     */
+    public Optional<List<LeaseEvent>> pageAndOneMore(UUID leaseId, String tenant, PageRequest page) {
+        return jdbc.sql(HISTORY_PAGE)
+                .param("leaseId", leaseId)
+                .param("tenant", tenant)
+                .param("afterEventId", page.afterEventId())
+                .param("limit", page.limit() + 1)
+                .query(rs -> {
+                    boolean leaseFound = false;
+                    List<LeaseEvent> events = new ArrayList<>();
+                    while (rs.next()) {
+                        leaseFound = true;
+                        if (rs.getObject("id") != null) {
+                            events.add(event(rs));
+                        }
+                    }
+                    return leaseFound ? Optional.of(events) : Optional.<List<LeaseEvent>>empty();
+                });
+    }
+
+    private LeaseEvent event(ResultSet rs) throws SQLException {
         return new LeaseEvent(
                 rs.getLong("id"),
                 rs.getObject("lease_id", UUID.class),

@@ -59,7 +59,10 @@ public record LeasekeeperProperties(
         }
     }
 
-    /** Page sizes of the list endpoint: large pages are one long query, so the maximum is bounded. */
+    /**
+     * Page sizes of list and history: a page is one query and one answer held in memory, so the maximum
+     * bounds both (issue 17).
+     */
     public record ListPage(@DefaultValue("100") int defaultLimit, @DefaultValue("1000") int maxLimit) {
 
         public ListPage {

@@ -60,8 +60,10 @@ class LeaseController {
                 String nextCursor) {
     }
 
-    @Schema(name = "LeaseHistory")
-    record History(@Schema(description = "Every event of the lease, oldest first.") List<LeaseEvent> items) {
+    @Schema(name = "EventPage")
+    record EventPage(@Schema(description = "Events of the lease, oldest first.") List<LeaseEvent> items,
+                     @Schema(nullable = true, description = "Pass as cursor for the next page; null on the last.")
+                     String nextCursor) {
     }
 
     private final LeaseOperations operations;
@@ -199,20 +201,23 @@ class LeaseController {
         boolean more = rows.size() > filter.limit();
         List<LeaseView> items = rows.stream().limit(filter.limit())
                 .map(r -> LeaseView.of(r.lease(), r.now())).toList();
-        String next = more ? LeaseRequests.encodeCursor(items.getLast().fencingToken()) : null;
+        String next = more ? LeaseRequests.listCursor(items.getLast().fencingToken()) : null;
         return new Page(items, next);
     }
 
     @GetMapping("/{leaseId}/events")
-    @Operation(operationId = "history", summary = "A lease's audit events, oldest first")
-    @ProblemCodes(LEASE_NOT_FOUND)
-    History history(@PathVariable String leaseId, Caller caller) {
+    @Operation(operationId = "history", summary = "A lease's audit events, oldest first, a page at a time")
+    @ProblemCodes({VALIDATION_FAILED, LEASE_NOT_FOUND})
+    EventPage history(@PathVariable String leaseId, @RequestParam(required = false) Integer limit,
+                      @RequestParam(required = false) String cursor, Caller caller) {
         UUID id = leaseId(leaseId);
-        List<LeaseEvent> events = audit.history(id, caller.tenant());
-        if (events.isEmpty() && store.byId(id, caller.tenant()).isEmpty()) {
-            throw notFound(leaseId);
-        }
-        return new History(events);
+        AuditLog.PageRequest page = requests.historyPage(limit, cursor);
+        List<LeaseEvent> events = audit.pageAndOneMore(id, caller.tenant(), page)
+                .orElseThrow(() -> notFound(leaseId));
+        boolean more = events.size() > page.limit();
+        List<LeaseEvent> items = more ? events.subList(0, page.limit()) : events;
+        String next = more ? LeaseRequests.historyCursor(items.getLast().eventId()) : null;
+        return new EventPage(items, next);
     }
 
     private static ResponseEntity<ProblemDetail> leaseHeld(AcquireResult.Held held, AcquireCommand command,

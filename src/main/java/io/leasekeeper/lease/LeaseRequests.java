@@ -1,5 +1,6 @@
 package io.leasekeeper.lease;
 
+import io.leasekeeper.audit.AuditLog;
 import io.leasekeeper.config.LeasekeeperProperties;
 import io.leasekeeper.target.LeaseKey;
 import io.leasekeeper.target.Names;
@@ -192,24 +193,39 @@ class LeaseRequests {
         String effectiveState = state == null ? LeaseState.ACTIVE.wireName()
                 : "any".equals(state) ? null
                 : errors.check("state", () -> LeaseState.fromWireName(state).wireName());
-        int pageSize = page.defaultLimit();
-        if (limit != null) {
-            if (limit < 1 || limit > page.maxLimit()) {
-                errors.reject("limit", "must be within 1.." + page.maxLimit());
-            } else {
-                pageSize = limit;
-            }
-        }
+        int pageSize = pageSize(errors, limit);
         if (owner != null) {
             printable(errors, "owner", owner, 255, true);
         }
         if (holder != null) {
             printable(errors, "holder", holder, 128, true);
         }
-        Long before = cursor == null ? null : errors.check("cursor", () -> decodeCursor(cursor));
+        Long before = cursor == null ? null : errors.check("cursor", () -> decodeCursor(LIST_CURSOR, cursor));
         errors.throwIfAny();
         return new LeaseStore.ListFilter(tenant, normalizedProgram, normalizedActor,
                 type == null ? null : type.wireName(), targetValue, owner, holder, effectiveState, before, pageSize);
+    }
+
+    /** A page of a lease's history: {@code limit} and {@code cursor} by the list's rules, its own kind of cursor. */
+    AuditLog.PageRequest historyPage(Integer limit, String cursor) {
+        FieldErrors errors = new FieldErrors();
+        int pageSize = pageSize(errors, limit);
+        Long after = cursor == null ? null : errors.check("cursor", () -> decodeCursor(HISTORY_CURSOR, cursor));
+        errors.throwIfAny();
+        // Event ids are identity values from 1: after 0 is the first page.
+        return new AuditLog.PageRequest(after == null ? 0 : after, pageSize);
+    }
+
+    /** A page's {@code limit}: leasekeeper.list.default-limit when absent, else within 1..max-limit (never clamped). */
+    private int pageSize(FieldErrors errors, Integer limit) {
+        if (limit == null) {
+            return page.defaultLimit();
+        }
+        if (limit < 1 || limit > page.maxLimit()) {
+            errors.reject("limit", "must be within 1.." + page.maxLimit());
+            return page.defaultLimit();
+        }
+        return limit;
     }
 
     /** Why metadata cannot be stored as given (too deep, or text jsonb cannot hold), or null. */
@@ -238,16 +254,34 @@ class LeaseRequests {
         return null;
     }
 
-    static String encodeCursor(long fencingToken) {
-        return Base64.getUrlEncoder().withoutPadding()
-                .encodeToString(("t:" + fencingToken).getBytes(StandardCharsets.US_ASCII));
+    /*
+     * A cursor is the position a page ended at, prefixed with what it positions (the list: a fencing token;
+     * a history: an event id), base64url without padding. The prefix makes a list's cursor no cursor of a
+     * history and the other way round: each is 400 where it does not belong, not a page of something else.
+     */
+    private static final String LIST_CURSOR = "t:";
+    private static final String HISTORY_CURSOR = "e:";
+
+    /** The list's next cursor: the page ended at this fencing token. */
+    static String listCursor(long fencingToken) {
+        return encodeCursor(LIST_CURSOR, fencingToken);
     }
 
-    private static Long decodeCursor(String cursor) {
+    /** A history's next cursor: the page ended at this event. */
+    static String historyCursor(long eventId) {
+        return encodeCursor(HISTORY_CURSOR, eventId);
+    }
+
+    private static String encodeCursor(String kind, long position) {
+        return Base64.getUrlEncoder().withoutPadding()
+                .encodeToString((kind + position).getBytes(StandardCharsets.US_ASCII));
+    }
+
+    private static Long decodeCursor(String kind, String cursor) {
         try {
             String decoded = new String(Base64.getUrlDecoder().decode(cursor), StandardCharsets.US_ASCII);
-            if (decoded.startsWith("t:")) {
-                return Long.parseLong(decoded.substring(2));
+            if (decoded.startsWith(kind)) {
+                return Long.parseLong(decoded.substring(kind.length()));
             }
         } catch (IllegalArgumentException e) {
             // falls through to the one message below

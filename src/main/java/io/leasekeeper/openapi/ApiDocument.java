@@ -40,7 +40,7 @@ class ApiDocument {
     /** Per operation: the scopes of which any one admits the call (OpenAPI 3.0 has no place for a bearer token's scopes). */
     static final String ACCEPTED_SCOPES = "x-accepted-scopes";
     /** Response bodies the service always sends whole: every property present, null where the schema allows it. */
-    static final Set<String> WHOLE_BODIES = Set.of("Lease", "LeaseTarget", "LeasePage", "LeaseHistory", "LeaseEvent",
+    static final Set<String> WHOLE_BODIES = Set.of("Lease", "LeaseTarget", "LeasePage", "EventPage", "LeaseEvent",
             "FieldError");
 
     static {

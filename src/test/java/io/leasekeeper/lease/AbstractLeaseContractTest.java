@@ -3,6 +3,7 @@ package io.leasekeeper.lease;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.leasekeeper.client.AcquireRequest;
+import io.leasekeeper.client.EventPage;
 import io.leasekeeper.client.Lease;
 import io.leasekeeper.client.LeaseEvent;
 import io.leasekeeper.client.LeaseKey;
@@ -11,8 +12,10 @@ import io.leasekeeper.client.ListQuery;
 import io.leasekeeper.client.Problem;
 import io.leasekeeper.client.Target;
 import io.leasekeeper.support.IntegrationTest;
+import io.leasekeeper.support.TestTokens;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -243,6 +246,64 @@ abstract class AbstractLeaseContractTest extends IntegrationTest {
         assertThat(released.traceId()).isNotBlank();
         assertThat(released.details()).isNotNull();
         assertRefused(alice.history(UUID.randomUUID()), 404, "LEASE_NOT_FOUND");
+    }
+
+    @Test
+    void historyPagesOldestFirstFollowingNextCursorUntilItIsNullOnTheLastPage() {
+        LeaseApi alice = as(writer("alice"));
+        Lease lease = acquire(alice, "paged-history", "pager", "h", 30).value();
+        for (int i = 0; i < 3; i++) {
+            alice.renew(lease.leaseId(), lease.fencingToken(), null).value();
+        }
+        alice.release(lease.leaseId(), lease.fencingToken()).value();
+
+        EventPage page1 = alice.historyPage(lease.leaseId(), 2, null).value();
+        EventPage page2 = alice.historyPage(lease.leaseId(), 2, page1.nextCursor()).value();
+        EventPage page3 = alice.historyPage(lease.leaseId(), 2, page2.nextCursor()).value();
+        assertThat(page1.items()).extracting(LeaseEvent::type).containsExactly("ACQUIRED", "RENEWED");
+        assertThat(page2.items()).extracting(LeaseEvent::type).containsExactly("RENEWED", "RENEWED");
+        assertThat(page3.items()).extracting(LeaseEvent::type).containsExactly("RELEASED");
+        assertThat(page1.nextCursor()).isNotNull();
+        assertThat(page2.nextCursor()).isNotNull().isNotEqualTo(page1.nextCursor());
+        assertThat(page3.nextCursor()).isNull();
+        List<LeaseEvent> paged = new ArrayList<>(page1.items());
+        paged.addAll(page2.items());
+        paged.addAll(page3.items());
+        assertThat(paged).extracting(LeaseEvent::eventId).isSorted().doesNotHaveDuplicates();
+        assertThat(paged).isEqualTo(alice.history(lease.leaseId()).value());
+
+        // A page that ends exactly at the last event is the last page; absent, limit is 100.
+        assertThat(alice.historyPage(lease.leaseId(), 5, null).value().nextCursor()).isNull();
+        EventPage whole = alice.historyPage(lease.leaseId(), null, null).value();
+        assertThat(whole.items()).isEqualTo(paged);
+        assertThat(whole.nextCursor()).isNull();
+
+        assertRefused(alice.historyPage(UUID.randomUUID(), 2, null), 404, "LEASE_NOT_FOUND");
+        assertRefused(as(TestTokens.token("alice", "elsewhere-" + tenant, TestTokens.READ))
+                .historyPage(lease.leaseId(), 2, null), 404, "LEASE_NOT_FOUND");
+    }
+
+    @Test
+    void aHistoryPageWithABadLimitOrCursorAnswers400NamingTheField() {
+        LeaseApi alice = as(writer("alice"));
+        Lease lease = acquire(alice, "bad-pages", "pager", "h", 30).value();
+        acquire(alice, "bad-pages-2", "pager", "h", 30).value();
+        String listCursor = alice.list(ListQuery.active().withLimit(1)).value().nextCursor();
+        assertThat(listCursor).isNotNull();
+
+        // The field at fault, and the answer to a page asked with it.
+        List<Map.Entry<String, LeaseApi.Outcome<EventPage>>> invalid = List.of(
+                Map.entry("limit", alice.historyPage(lease.leaseId(), 0, null)),
+                Map.entry("limit", alice.historyPage(lease.leaseId(), 1001, null)),
+                Map.entry("cursor", alice.historyPage(lease.leaseId(), 2, "not-a-cursor")),
+                Map.entry("cursor", alice.historyPage(lease.leaseId(), 2, listCursor)));
+        invalid.forEach(entry -> {
+            String field = entry.getKey();
+            Problem problem = entry.getValue().problem();
+            assertThat(problem.status()).as(problem.body()).isEqualTo(400);
+            assertThat(problem.code()).as(problem.body()).isEqualTo("VALIDATION_FAILED");
+            assertThat(problem.errors()).extracting(Problem.FieldError::field).as(problem.body()).containsExactly(field);
+        });
     }
 
     @Test

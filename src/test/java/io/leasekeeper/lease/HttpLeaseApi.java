@@ -1,6 +1,7 @@
 package io.leasekeeper.lease;
 
 import io.leasekeeper.client.AcquireRequest;
+import io.leasekeeper.client.EventPage;
 import io.leasekeeper.client.Holder;
 import io.leasekeeper.client.Lease;
 import io.leasekeeper.client.LeaseEvent;
@@ -137,17 +138,28 @@ final class HttpLeaseApi implements LeaseApi {
     @Override
     public Outcome<List<LeaseEvent>> history(UUID leaseId) {
         List<LeaseEvent> events = new ArrayList<>();
-        String path = "/v1/leases/" + leaseId + "/events";
-        while (path != null) {
-            Api.Response response = api.get(path, token);
-            if (response.status() != 200) {
-                return outcome(response, 200, body -> List.of());
+        String cursor = null;
+        do {
+            Outcome<EventPage> page = historyPage(leaseId, null, cursor);
+            if (page instanceof Outcome.Refused<EventPage> refused) {
+                return new Outcome.Refused<>(refused.problem());
             }
-            response.body().get("items").forEach(item -> events.add(event(item)));
-            String cursor = text(response.body(), "nextCursor");
-            path = cursor == null ? null : "/v1/leases/" + leaseId + "/events?cursor=" + encode(cursor);
-        }
+            events.addAll(page.value().items());
+            cursor = page.value().nextCursor();
+        } while (cursor != null);
         return new Outcome.Answered<>(List.copyOf(events));
+    }
+
+    @Override
+    public Outcome<EventPage> historyPage(UUID leaseId, Integer limit, String cursor) {
+        Map<String, String> query = new LinkedHashMap<>();
+        putIfPresent(query, "limit", limit == null ? null : limit.toString());
+        putIfPresent(query, "cursor", cursor);
+        return outcome(api.get("/v1/leases/" + leaseId + "/events" + queryString(query), token), 200, page -> {
+            List<LeaseEvent> items = new ArrayList<>();
+            page.get("items").forEach(item -> items.add(event(item)));
+            return new EventPage(List.copyOf(items), text(required(page, "nextCursor"), "nextCursor"));
+        });
     }
 
     private static <T> Outcome<T> outcome(Api.Response response, int success, Function<JsonNode, T> read) {

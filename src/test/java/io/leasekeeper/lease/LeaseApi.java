@@ -1,6 +1,7 @@
 package io.leasekeeper.lease;
 
 import io.leasekeeper.client.AcquireRequest;
+import io.leasekeeper.client.EventPage;
 import io.leasekeeper.client.Lease;
 import io.leasekeeper.client.LeaseEvent;
 import io.leasekeeper.client.LeaseKey;
@@ -35,8 +36,11 @@ interface LeaseApi {
 
     Outcome<LeasePage> list(ListQuery query);
 
-    /** Every event of the lease, oldest first. */
+    /** Every event of the lease, oldest first, page after page. */
     Outcome<List<LeaseEvent>> history(UUID leaseId);
+
+    /** One page of the lease's history; {@code limit} and {@code cursor} null are not sent. */
+    Outcome<EventPage> historyPage(UUID leaseId, Integer limit, String cursor);
 
     /** A call's outcome: the value answered, or the problem (status, code, holder, Retry-After, …) answered. */
     sealed interface Outcome<T> {

@@ -77,10 +77,14 @@ class LeaseContractOverHttpTest extends AbstractLeaseContractTest {
 
     @Test
     void aLimitThatIsNoNumberAnswers400() {
-        Api.Response r = api.get("/v1/leases?limit=abc", writer("alice"));
-        assertThat(r.status()).isEqualTo(400);
-        assertThat(r.code()).isEqualTo("VALIDATION_FAILED");
-        assertThat(r.body().get("errors").get(0).has("field")).isTrue();
+        String w = writer("alice");
+        String leaseId = acquire(w, "limits", "a", "h", 30).body().get("leaseId").asString();
+        for (String path : List.of("/v1/leases?limit=abc", "/v1/leases/" + leaseId + "/events?limit=abc")) {
+            Api.Response r = api.get(path, w);
+            assertThat(r.status()).as(path).isEqualTo(400);
+            assertThat(r.code()).as(path).isEqualTo("VALIDATION_FAILED");
+            assertThat(r.body().get("errors").get(0).get("field").asString()).as(path).isEqualTo("limit");
+        }
     }
 
     @Test

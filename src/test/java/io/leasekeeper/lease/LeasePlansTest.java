@@ -57,14 +57,15 @@ class LeasePlansTest extends IntegrationTest {
                 Map.entry("leaseId", leaseId), Map.entry("tenant", tenant), Map.entry("principal", "alice"),
                 Map.entry("requestId", "r"), Map.entry("traceId", "t"), Map.entry("fencingToken", 1L),
                 Map.entry("ttl", 30), Map.entry("state", "released"), Map.entry("eventType", "RELEASED"),
-                Map.entry("reason", "released"), Map.entry("details", "{}"));
+                Map.entry("reason", "released"), Map.entry("details", "{}"), Map.entry("afterEventId", 0L),
+                Map.entry("limit", 101));
 
         for (String statement : new String[] {"LOCK_KEY_OF_LEASE", "BY_ID", "RENEW", "END"}) {
             assertThat(plan(sql(LeaseStore.class, statement), params)).as(statement)
                     .contains("\"Index Name\": \"lease_pkey\"")
                     .doesNotContain("\"Index Name\": \"lease_list");
         }
-        assertThat(plan(sql(io.leasekeeper.audit.AuditLog.class, "HISTORY"), params)).as("HISTORY")
+        assertThat(plan(sql(io.leasekeeper.audit.AuditLog.class, "HISTORY_PAGE"), params)).as("HISTORY_PAGE")
                 .contains("\"Index Name\": \"lease_pkey\"")
                 .doesNotContain("\"Index Name\": \"lease_list");
     }

@@ -1,6 +1,7 @@
 package io.leasekeeper.lease;
 
 import io.leasekeeper.client.AcquireRequest;
+import io.leasekeeper.client.EventPage;
 import io.leasekeeper.client.Lease;
 import io.leasekeeper.client.LeaseEvent;
 import io.leasekeeper.client.LeaseKey;
@@ -68,6 +69,11 @@ final class LibraryLeaseApi implements LeaseApi {
     @Override
     public Outcome<List<LeaseEvent>> history(UUID leaseId) {
         return call(() -> client.history(leaseId));
+    }
+
+    @Override
+    public Outcome<EventPage> historyPage(UUID leaseId, Integer limit, String cursor) {
+        return call(() -> client.historyPage(leaseId, limit, cursor));
     }
 
     private static <T> Outcome<T> call(Supplier<T> call) {

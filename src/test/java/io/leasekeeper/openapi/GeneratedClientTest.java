@@ -82,7 +82,7 @@ class GeneratedClientTest extends IntegrationTest {
         assertThat(released.getState()).isEqualTo(Lease.StateEnum.RELEASED);
         assertThat(released.getEndedAt()).isNotNull();
 
-        List<LeaseEvent> history = alice.history(lease.getLeaseId()).getItems();
+        List<LeaseEvent> history = alice.history(lease.getLeaseId(), null, null).getItems();
         assertThat(history).extracting(LeaseEvent::getType).containsExactly(
                 LeaseEvent.TypeEnum.ACQUIRED, LeaseEvent.TypeEnum.RENEWED, LeaseEvent.TypeEnum.RELEASED);
         assertThat(history).extracting(LeaseEvent::getFencingToken).containsOnly(lease.getFencingToken());

@@ -186,7 +186,7 @@ class OpenApiDocumentTest extends IntegrationTest {
         JsonNode page = api.get("/v1/leases", alice).body();
         assertMatches(schemas, "LeasePage", page);
         JsonNode history = api.get("/v1/leases/" + leaseId + "/events", alice).body();
-        assertMatches(schemas, "LeaseHistory", history);
+        assertMatches(schemas, "EventPage", history);
         history.path("items").values().forEach(event -> assertMatches(schemas, "LeaseEvent", event));
 
         JsonNode held = acquire(writer("bob"), "documented", "job", "pod-b", 30).body();

@@ -40,7 +40,12 @@ public final class ServiceProcess implements AutoCloseable {
 
     /** The packaged service: {@code java -jar} on the built jar, as it is deployed. */
     public static ServiceProcess ofJar(Path jar, Path log, List<String> arguments) {
-        return new ServiceProcess(List.of(java(), "-Xmx384m", "-jar", jar.toString()), null, log, arguments);
+        return ofJar(jar, "384m", log, arguments);
+    }
+
+    /** The packaged service with this largest heap ({@code -Xmx}, say {@code 96m}). */
+    public static ServiceProcess ofJar(Path jar, String maxHeap, Path log, List<String> arguments) {
+        return new ServiceProcess(List.of(java(), "-Xmx" + maxHeap, "-jar", jar.toString()), null, log, arguments);
     }
 
     /** Any launch command, run in that directory; the ports and the arguments are appended to it. */
@@ -69,6 +74,16 @@ public final class ServiceProcess implements AutoCloseable {
 
     public long pid() {
         return process.pid();
+    }
+
+    /** Whether the process still runs (it may have exited by itself, on an OutOfMemoryError say). */
+    public boolean isAlive() {
+        return process != null && process.isAlive();
+    }
+
+    /** What the service wrote on standard error. */
+    public Path stderr() {
+        return stderr;
     }
 
     /** Starts the instance and waits until it is ready. */

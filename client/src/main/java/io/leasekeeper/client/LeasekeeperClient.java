@@ -356,15 +356,31 @@ public final class LeasekeeperClient {
         return new LeasePage(List.copyOf(items), text(page, "nextCursor"));
     }
 
-    /** Every event of the lease, oldest first (following the pages, when the service pages them). */
+    /**
+     * One page of the lease's history, oldest first: at most {@code limit} events (null: the service's default,
+     * 100) after {@code cursor} (null: from the first; else the {@code nextCursor} of the page before).
+     */
+    public EventPage historyPage(UUID leaseId, Integer limit, String cursor) {
+        Map<String, String> query = new LinkedHashMap<>();
+        putQuery(query, "limit", limit == null ? null : limit.toString());
+        putQuery(query, "cursor", cursor);
+        JsonNode page = read("/v1/leases/" + leaseId + "/events" + queryString(query), Duration.ZERO);
+        List<LeaseEvent> items = new ArrayList<>();
+        page.path("items").forEach(item -> items.add(event(item)));
+        return new EventPage(List.copyOf(items), text(page, "nextCursor"));
+    }
+
+    /**
+     * Every event of the lease, oldest first, following the pages of {@link #historyPage} to the last. The whole
+     * history is held in memory here: a caller of a long history reads it page by page instead.
+     */
     public List<LeaseEvent> history(UUID leaseId) {
         List<LeaseEvent> events = new ArrayList<>();
         String cursor = null;
         do {
-            JsonNode page = read("/v1/leases/" + leaseId + "/events"
-                    + (cursor == null ? "" : "?cursor=" + encode(cursor)), Duration.ZERO);
-            page.path("items").forEach(item -> events.add(event(item)));
-            cursor = text(page, "nextCursor");
+            EventPage page = historyPage(leaseId, null, cursor);
+            events.addAll(page.items());
+            cursor = page.nextCursor();
         } while (cursor != null);
         return List.copyOf(events);
     }
