@@ -64,7 +64,10 @@ class CommandLineCallsTest extends IntegrationTest {
         assertThat(json(alice.run("release", "--lease-id", id, "--fencing-token", token)).get("state").asString())
                 .isEqualTo("released");
         List<String> types = new ArrayList<>();
-        json(alice.run("history", "--lease-id", id)).get("items").forEach(e -> types.add(e.get("type").asString()));
+        JsonNode firstPage = json(alice.run("history", "--lease-id", id, "--limit", "2"));
+        firstPage.get("items").forEach(e -> types.add(e.get("type").asString()));
+        json(alice.run("history", "--lease-id", id, "--cursor", firstPage.get("nextCursor").asString()))
+                .get("items").forEach(e -> types.add(e.get("type").asString()));
         assertThat(types).containsExactly("ACQUIRED", "RENEWED", "RELEASED");
 
         String second = json(alice.run("acquire", "--target", "opaque:nightly", "--actor", "report"))

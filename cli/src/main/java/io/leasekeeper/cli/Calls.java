@@ -125,11 +125,16 @@ final class Calls {
         }
     }
 
-    @Command(name = "history", description = "Print a lease's events, oldest first, as {\"items\": [...]}.")
+    @Command(name = "history", description = "Print a page of a lease's events, oldest first, as {\"items\": [...], \"nextCursor\": ...}.")
     static final class History extends OnLease {
+        @Option(names = "--limit", paramLabel = "N", description = "events per page (default: the service's, 100)")
+        Integer limit;
+        @Option(names = "--cursor", paramLabel = "TEXT", description = "the nextCursor of the previous page")
+        String cursor;
+
         @Override
         Object answer(LeasekeeperClient client) {
-            return Map.of("items", client.history(leaseId));
+            return client.historyPage(leaseId, limit, cursor);
         }
     }
 
