@@ -129,21 +129,18 @@ class LocalTokens {
             Instant expiresAt = now.plus(Duration.ofSeconds(request.ttlSeconds() == null ? 3600 : request.ttlSeconds()));
             List<String> scopes = request.scopes() == null
                     ? List.of("leases:read", "leases:write", "leases:admin") : request.scopes();
-            JwtClaimsSet claims = JwtClaimsSet.builder()
+            JwtClaimsSet.Builder claims = JwtClaimsSet.builder()
                     .issuer(ISSUER)
                     .subject(request.subject() == null ? "local-user" : request.subject())
                     .issuedAt(now)
                     .expiresAt(expiresAt)
-                    .claims(c -> {
-                        if (!audiences.isEmpty()) {
-                            c.put("aud", audiences);
-                        }
-                    })
                     .claims(c -> c.putAll(Map.of(tenantClaim, request.tenant() == null ? "local" : request.tenant(),
-                            "scope", String.join(" ", scopes))))
-                    .build();
+                            "scope", String.join(" ", scopes))));
+            if (!audiences.isEmpty()) {
+                claims.audience(audiences);
+            }
             String token = encoder.encode(JwtEncoderParameters.from(
-                    JwsHeader.with(SignatureAlgorithm.RS256).build(), claims)).getTokenValue();
+                    JwsHeader.with(SignatureAlgorithm.RS256).build(), claims.build())).getTokenValue();
             return new TokenResponse(token, "Bearer", expiresAt);
         }
     }

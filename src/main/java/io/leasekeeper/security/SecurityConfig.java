@@ -45,7 +45,8 @@ import tools.jackson.databind.json.JsonMapper;
  * ({@link ResourceServerDecoder}, rules in {@link TokenRules}) and remembered once valid
  * ({@link CachingJwtDecoder}). Scopes: {@code leases:read} reads, {@code leases:write} also acquires,
  * renews and releases, {@code leases:admin} also revokes. A token without a subject, tenant or expiry,
- * or meant for another audience or issuer, is invalid (401). Health probes and the OpenAPI document are open; no other actuator endpoint is reachable.
+ * or meant for another audience or issuer, is invalid (401). Health probes and the OpenAPI document are
+ * open; no other actuator endpoint is reachable.
  */
 @Configuration(proxyBeanMethods = false)
 class SecurityConfig implements WebMvcConfigurer {
