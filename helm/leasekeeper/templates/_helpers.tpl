@@ -37,12 +37,34 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 {{- end }}
 
-{{/* The service's configuration file: the leasekeeper.* settings and the pool size. */}}
+{{/*
+An audience check, or none said explicitly (contract 1.1, "Tokens"): jwt.audiences is required unless
+leasekeeper.security.audienceCheck is false, and must be empty then, as the service itself requires.
+*/}}
+{{- define "leasekeeper.requireAudiences" -}}
+{{- if and .Values.leasekeeper.security.audienceCheck (not .Values.jwt.audiences) }}
+{{- fail "jwt.audiences is required: the audiences a token must name in `aud` to be accepted, e.g. --set 'jwt.audiences={leasekeeper}'. To accept tokens of any audience, tokens issued for other APIs included, set leasekeeper.security.audienceCheck=false instead." }}
+{{- end }}
+{{- if and (not .Values.leasekeeper.security.audienceCheck) .Values.jwt.audiences }}
+{{- fail "jwt.audiences is set, yet leasekeeper.security.audienceCheck is false: remove the audiences to accept tokens of any audience, or switch the check on." }}
+{{- end }}
+{{- end }}
+
+{{/* The service's configuration file: the leasekeeper.* settings, the pool size and the token audiences. */}}
 {{- define "leasekeeper.config" -}}
+{{- include "leasekeeper.requireAudiences" . }}
 spring:
   datasource:
     hikari:
       maximum-pool-size: {{ .Values.database.maximumPoolSize }}
+  {{- with .Values.jwt.audiences }}
+  security:
+    oauth2:
+      resourceserver:
+        jwt:
+          audiences:
+            {{- toYaml . | nindent 12 }}
+  {{- end }}
 leasekeeper:
 {{ toYaml .Values.leasekeeper | indent 2 }}
 {{- end }}

@@ -164,8 +164,14 @@ public record LeasekeeperProperties(
         }
     }
 
-    /** The JWT claim that names the caller's tenant. */
-    public record Security(@DefaultValue("tenant") String tenantClaim) {
+    /**
+     * Tokens. {@code tenantClaim}: the JWT claim that names the caller's tenant. {@code audienceCheck}: whether
+     * tokens must name this service in {@code aud}. On (the default), a token must name one of
+     * {@code spring.security.oauth2.resourceserver.jwt.audiences} when they are set; off, no audience may be
+     * set and the service warns at start that tokens of any audience are accepted, so that accepting tokens
+     * meant for other APIs is always a choice someone wrote down (docs/deployment.md).
+     */
+    public record Security(@DefaultValue("tenant") String tenantClaim, @DefaultValue("true") boolean audienceCheck) {
 
         public Security {
             require(tenantClaim != null && !tenantClaim.isBlank(), "leasekeeper.security.tenant-claim must be set");

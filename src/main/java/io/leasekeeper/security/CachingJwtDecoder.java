@@ -1,50 +1,75 @@
 package io.leasekeeper.security;
 
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import org.springframework.security.oauth2.core.OAuth2TokenValidator;
-import org.springframework.security.oauth2.core.OAuth2TokenValidatorResult;
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Expiry;
+import com.github.benmanes.caffeine.cache.Ticker;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
 import org.springframework.security.oauth2.jwt.Jwt;
 import org.springframework.security.oauth2.jwt.JwtDecoder;
 import org.springframework.security.oauth2.jwt.JwtException;
-import org.springframework.security.oauth2.jwt.JwtTimestampValidator;
-import org.springframework.security.oauth2.jwt.JwtValidationException;
 
 /**
  * Remembers tokens that decoded and validated, so that a client sending the same token on every call
- * pays for its signature check once (an RSA verification was a sixth of a request's CPU). What a
- * decoded token says cannot change, so only its time can make it invalid later: on every reuse the
- * timestamps are validated again, with Spring's own validator and clock skew. Tokens that fail are
- * never remembered. The cache holds at most {@code capacity} tokens and starts over when full.
+ * pays for its signature check once (an RSA verification was a sixth of a request's CPU). What a decoded
+ * token says cannot change, so only its time can make it invalid later.
+ * <p>
+ * Invariants: the cache holds at most {@code maximumSize} tokens (the least useful go first, not all at
+ * once); it answers for a token only before the token's {@code exp} by {@code clock}, and forgets it then,
+ * so a reuse after that goes to the real decoder, whose rules (clock skew included) decide again; a token
+ * without {@code exp}, or one that failed, is never remembered.
  */
 final class CachingJwtDecoder implements JwtDecoder {
 
     private final JwtDecoder decoder;
-    private final int capacity;
-    private final OAuth2TokenValidator<Jwt> timestamps = new JwtTimestampValidator();
-    private final Map<String, Jwt> decoded = new ConcurrentHashMap<>();
+    private final Clock clock;
+    private final Cache<String, Jwt> decoded;
 
-    CachingJwtDecoder(JwtDecoder decoder, int capacity) {
+    CachingJwtDecoder(JwtDecoder decoder, int maximumSize) {
+        this(decoder, maximumSize, Clock.systemUTC(), Ticker.systemTicker());
+    }
+
+    /** @param ticker the cache's own clock for dropping entries; {@code clock} alone decides what is answered */
+    CachingJwtDecoder(JwtDecoder decoder, int maximumSize, Clock clock, Ticker ticker) {
         this.decoder = decoder;
-        this.capacity = capacity;
+        this.clock = clock;
+        this.decoded = Caffeine.newBuilder()
+                .maximumSize(maximumSize)
+                .expireAfter(Expiry.creating((String token, Jwt jwt) -> untilExpiry(jwt)))
+                .ticker(ticker)
+                .build();
     }
 
     @Override
     public Jwt decode(String token) throws JwtException {
-        Jwt jwt = decoded.get(token);
-        if (jwt == null) {
-            jwt = decoder.decode(token);
-            if (decoded.size() >= capacity) {
-                decoded.clear();
-            }
-            decoded.put(token, jwt);
-            return jwt;
+        Jwt remembered = decoded.getIfPresent(token);
+        if (remembered != null && unexpired(remembered)) {
+            return remembered;
         }
-        OAuth2TokenValidatorResult result = timestamps.validate(jwt);
-        if (result.hasErrors()) {
-            decoded.remove(token);
-            throw new JwtValidationException("The token has expired or is not yet valid.", result.getErrors());
+        Jwt jwt = decoder.decode(token);
+        if (unexpired(jwt)) {
+            decoded.put(token, jwt);
+        } else {
+            decoded.invalidate(token);
         }
         return jwt;
+    }
+
+    /** The number of tokens held, once pending evictions are done (for tests). */
+    long size() {
+        decoded.cleanUp();
+        return decoded.estimatedSize();
+    }
+
+    private boolean unexpired(Jwt jwt) {
+        return jwt.getExpiresAt() != null && clock.instant().isBefore(jwt.getExpiresAt());
+    }
+
+    private Duration untilExpiry(Jwt jwt) {
+        Instant expiresAt = jwt.getExpiresAt();
+        Duration left = expiresAt == null ? Duration.ZERO : Duration.between(clock.instant(), expiresAt);
+        return left.isNegative() ? Duration.ZERO : left;
     }
 }

@@ -15,19 +15,18 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
+import org.springframework.boot.security.oauth2.server.resource.autoconfigure.OAuth2ResourceServerProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Profile;
 import org.springframework.core.annotation.Order;
 import org.springframework.core.env.Environment;
 import org.springframework.security.config.annotation.web.builders.HttpSecurity;
-import org.springframework.security.oauth2.core.DelegatingOAuth2TokenValidator;
 import org.springframework.security.oauth2.jose.jws.SignatureAlgorithm;
 import org.springframework.security.oauth2.jwt.JwsHeader;
 import org.springframework.security.oauth2.jwt.JwtClaimsSet;
 import org.springframework.security.oauth2.jwt.JwtDecoder;
 import org.springframework.security.oauth2.jwt.JwtEncoderParameters;
-import org.springframework.security.oauth2.jwt.JwtValidators;
 import org.springframework.security.oauth2.jwt.NimbusJwtDecoder;
 import org.springframework.security.oauth2.jwt.NimbusJwtEncoder;
 import org.springframework.security.web.SecurityFilterChain;
@@ -38,7 +37,8 @@ import org.springframework.web.bind.annotation.RestController;
 /**
  * Development tokens, only with the {@code local} profile switched on explicitly, and only against a
  * database on this machine. The service makes a throwaway RSA key at start-up, trusts only that key, and
- * mints tokens with {@code POST /local/token}.
+ * mints tokens with {@code POST /local/token}: they expire (an hour, or {@code ttlSeconds}), name the
+ * configured audiences, and pass the same {@link TokenRules} as production tokens.
  * Without the profile none of these beans exist: the endpoint is absent and tokens are checked by the
  * standard resource-server properties alone.
  */
@@ -51,6 +51,11 @@ class LocalTokens {
 
     record TokenResponse(String accessToken, String tokenType, Instant expiresAt) {
     }
+
+    record LocalAudiences(List<String> names) {
+    }
+
+    private static final String ISSUER = "leasekeeper-local";
 
     private final RSAKey key;
 
@@ -73,11 +78,21 @@ class LocalTokens {
         return beanFactory -> LoopbackDatabase.require(environment.getProperty("spring.datasource.url"));
     }
 
+    /**
+     * The audiences local tokens name and the decoder requires: the configured ones (application-local.yml
+     * sets one), under the same start-up rules as in production.
+     */
     @Bean
-    JwtDecoder localJwtDecoder(LeasekeeperProperties properties) throws Exception {
+    LocalAudiences localAudiences(OAuth2ResourceServerProperties resourceServer, LeasekeeperProperties properties) {
+        return new LocalAudiences(Audiences.accepted(resourceServer.getJwt().getAudiences(),
+                properties.security().audienceCheck()));
+    }
+
+    /** The production rules ({@link TokenRules}), with this profile's own issuer. */
+    @Bean
+    JwtDecoder localJwtDecoder(LeasekeeperProperties properties, LocalAudiences audiences) throws Exception {
         NimbusJwtDecoder decoder = NimbusJwtDecoder.withPublicKey(key.toRSAPublicKey()).build();
-        decoder.setJwtValidator(new DelegatingOAuth2TokenValidator<>(JwtValidators.createDefault(),
-                SecurityConfig.callerClaimsValidator(properties.security().tenantClaim())));
+        decoder.setJwtValidator(TokenRules.validator(ISSUER, audiences.names(), properties.security().tenantClaim()));
         return decoder;
     }
 
@@ -100,10 +115,12 @@ class LocalTokens {
     static class LocalTokenController {
         private final NimbusJwtEncoder encoder;
         private final String tenantClaim;
+        private final List<String> audiences;
 
-        LocalTokenController(NimbusJwtEncoder encoder, LeasekeeperProperties properties) {
+        LocalTokenController(NimbusJwtEncoder encoder, LeasekeeperProperties properties, LocalAudiences audiences) {
             this.encoder = encoder;
             this.tenantClaim = properties.security().tenantClaim();
+            this.audiences = audiences.names();
         }
 
         @PostMapping("/local/token")
@@ -112,16 +129,18 @@ class LocalTokens {
             Instant expiresAt = now.plus(Duration.ofSeconds(request.ttlSeconds() == null ? 3600 : request.ttlSeconds()));
             List<String> scopes = request.scopes() == null
                     ? List.of("leases:read", "leases:write", "leases:admin") : request.scopes();
-            JwtClaimsSet claims = JwtClaimsSet.builder()
-                    .issuer("leasekeeper-local")
+            JwtClaimsSet.Builder claims = JwtClaimsSet.builder()
+                    .issuer(ISSUER)
                     .subject(request.subject() == null ? "local-user" : request.subject())
                     .issuedAt(now)
                     .expiresAt(expiresAt)
                     .claims(c -> c.putAll(Map.of(tenantClaim, request.tenant() == null ? "local" : request.tenant(),
-                            "scope", String.join(" ", scopes))))
-                    .build();
+                            "scope", String.join(" ", scopes))));
+            if (!audiences.isEmpty()) {
+                claims.audience(audiences);
+            }
             String token = encoder.encode(JwtEncoderParameters.from(
-                    JwsHeader.with(SignatureAlgorithm.RS256).build(), claims)).getTokenValue();
+                    JwsHeader.with(SignatureAlgorithm.RS256).build(), claims.build())).getTokenValue();
             return new TokenResponse(token, "Bearer", expiresAt);
         }
     }

@@ -2,7 +2,6 @@ package io.leasekeeper.security;
 
 import io.leasekeeper.config.LeasekeeperProperties;
 import io.leasekeeper.idempotency.IdempotencyKeys;
-import io.leasekeeper.target.Text;
 import io.leasekeeper.web.BodyLimit;
 import io.leasekeeper.web.ErrorCode;
 import io.leasekeeper.web.Problems;
@@ -13,8 +12,6 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.util.List;
-import java.util.regex.Pattern;
-import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -25,10 +22,6 @@ import org.springframework.http.MediaType;
 import org.springframework.security.config.annotation.web.builders.HttpSecurity;
 import org.springframework.security.config.http.SessionCreationPolicy;
 import org.springframework.security.core.context.SecurityContextHolder;
-import org.springframework.security.oauth2.core.OAuth2Error;
-import org.springframework.security.oauth2.core.OAuth2ErrorCodes;
-import org.springframework.security.oauth2.core.OAuth2TokenValidator;
-import org.springframework.security.oauth2.core.OAuth2TokenValidatorResult;
 import org.springframework.security.oauth2.jwt.Jwt;
 import org.springframework.security.oauth2.jwt.JwtDecoder;
 import org.springframework.security.oauth2.server.resource.authentication.JwtAuthenticationToken;
@@ -48,10 +41,12 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * JWT bearer tokens on every {@code /v1} call, decoded by Spring Boot's resource-server auto-configuration
- * from its standard properties. Scopes: {@code leases:read} reads, {@code leases:write} also acquires,
- * renews and releases, {@code leases:admin} also revokes. A token without a subject or tenant is invalid
- * (401). Health probes and the OpenAPI document are open; no other actuator endpoint is reachable.
+ * JWT bearer tokens on every {@code /v1} call, decoded from Spring Boot's standard resource-server properties
+ * ({@link ResourceServerDecoder}, rules in {@link TokenRules}) and remembered once valid
+ * ({@link CachingJwtDecoder}). Scopes: {@code leases:read} reads, {@code leases:write} also acquires,
+ * renews and releases, {@code leases:admin} also revokes. A token without a subject, tenant or expiry,
+ * or meant for another audience or issuer, is invalid (401). Health probes and the OpenAPI document are
+ * open; no other actuator endpoint is reachable.
  */
 @Configuration(proxyBeanMethods = false)
 class SecurityConfig implements WebMvcConfigurer {
@@ -59,7 +54,6 @@ class SecurityConfig implements WebMvcConfigurer {
     static final String READ = "SCOPE_leases:read";
     static final String WRITE = "SCOPE_leases:write";
     static final String ADMIN = "SCOPE_leases:admin";
-    private static final Pattern TENANT = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,62}");
     /** Tokens remembered after their signature check: a few per client, for many clients. */
     private static final int DECODED_TOKENS = 4_096;
 
@@ -69,15 +63,9 @@ class SecurityConfig implements WebMvcConfigurer {
         this.properties = properties;
     }
 
+    /** {@code decoder}: {@link ResourceServerDecoder}'s, or with the {@code local} profile {@link LocalTokens}'. */
     @Bean
-    SecurityFilterChain api(HttpSecurity http, JsonMapper json, ObjectProvider<JwtDecoder> decoders)
-            throws Exception {
-        JwtDecoder decoder = decoders.getIfAvailable();
-        if (decoder == null) {
-            throw new IllegalStateException("No JWT decoder is configured: set one of"
-                    + " spring.security.oauth2.resourceserver.jwt.issuer-uri, jwk-set-uri or public-key-location"
-                    + " (or, for development only, run with the 'local' profile)");
-        }
+    SecurityFilterChain api(HttpSecurity http, JsonMapper json, JwtDecoder decoder) throws Exception {
         AuthenticationEntryPoint unauthenticated = problemEntryPoint(json);
         AccessDeniedHandler denied = problemAccessDenied(json);
         http.authorizeHttpRequests(requests -> requests
@@ -101,27 +89,6 @@ class SecurityConfig implements WebMvcConfigurer {
                 .csrf(csrf -> csrf.disable())
                 .requestCache(cache -> cache.disable());
         return http.build();
-    }
-
-    /** Picked up by Spring Boot's JwtDecoder as an additional validator: no subject or tenant, no access. */
-    @Bean
-    OAuth2TokenValidator<Jwt> callerClaimsValidator() {
-        return callerClaimsValidator(properties.security().tenantClaim());
-    }
-
-    static OAuth2TokenValidator<Jwt> callerClaimsValidator(String tenantClaim) {
-        return jwt -> {
-            Object tenant = jwt.getClaims().get(tenantClaim);
-            if (!(tenant instanceof String t) || !TENANT.matcher(t).matches()) {
-                return invalid("The token has no valid '" + tenantClaim + "' claim.");
-            }
-            String subject = jwt.getSubject();
-            if (subject == null || subject.isBlank() || subject.length() > 255
-                    || Text.hasControlOrUnpaired(subject)) {
-                return invalid("The token has no valid subject.");
-            }
-            return OAuth2TokenValidatorResult.success();
-        };
     }
 
     /**
@@ -170,10 +137,6 @@ class SecurityConfig implements WebMvcConfigurer {
     @Override
     public void addArgumentResolvers(List<HandlerMethodArgumentResolver> resolvers) {
         resolvers.add(new CallerResolver(properties.security().tenantClaim()));
-    }
-
-    private static OAuth2TokenValidatorResult invalid(String description) {
-        return OAuth2TokenValidatorResult.failure(new OAuth2Error(OAuth2ErrorCodes.INVALID_TOKEN, description, null));
     }
 
     private static AuthenticationEntryPoint problemEntryPoint(JsonMapper json) {

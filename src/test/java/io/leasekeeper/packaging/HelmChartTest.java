@@ -2,6 +2,7 @@ package io.leasekeeper.packaging;
 
 import static io.leasekeeper.packaging.RenderedChart.ALL_OPTIONS;
 import static io.leasekeeper.packaging.RenderedChart.CHART;
+import static io.leasekeeper.packaging.RenderedChart.REQUIRED;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -25,9 +26,12 @@ import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import io.leasekeeper.LeasekeeperApplication;
 import io.leasekeeper.config.LeasekeeperProperties;
 import io.leasekeeper.support.Api;
 import io.leasekeeper.support.IntegrationTest;
+import io.leasekeeper.support.TestDatabase;
+import io.leasekeeper.support.TestTokens;
 import java.io.IOException;
 import java.lang.reflect.RecordComponent;
 import java.lang.reflect.Parameter;
@@ -43,14 +47,21 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.beans.factory.config.YamlPropertiesFactoryBean;
 import org.springframework.beans.factory.config.YamlMapFactoryBean;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.bind.Name;
 import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.io.ByteArrayResource;
 import org.springframework.core.io.FileSystemResource;
 import org.springframework.core.io.Resource;
@@ -70,16 +81,57 @@ class HelmChartTest extends IntegrationTest {
 
     @Test
     void helmLintPassesStrictlyWithTheDefaultValuesAndWithEveryOptionOn(@TempDir Path copy) throws IOException {
-        LintResult defaults = new Helm(CHART).lint().strict().call();
-        assertThat(defaults.isFailed()).as(defaults.getMessages().toString()).isFalse();
-
-        // helm lint takes no values file: lint a copy of the chart whose values.yaml has every option on.
+        // helm lint takes no values file: lint a copy of the chart whose values.yaml has the required value
+        // set, then every option on.
         Trees.copy(CHART, copy);
-        Map<String, Object> merged = deepMerge(yaml(new FileSystemResource(CHART.resolve("values.yaml"))),
-                yaml(new FileSystemResource(ALL_OPTIONS)));
-        Files.writeString(copy.resolve("values.yaml"), new Yaml().dump(merged));
-        LintResult everyOption = new Helm(copy).lint().strict().call();
-        assertThat(everyOption.isFailed()).as(everyOption.getMessages().toString()).isFalse();
+        for (Path values : List.of(REQUIRED, ALL_OPTIONS)) {
+            Map<String, Object> merged = deepMerge(yaml(new FileSystemResource(CHART.resolve("values.yaml"))),
+                    yaml(new FileSystemResource(values)));
+            Files.writeString(copy.resolve("values.yaml"), new Yaml().dump(merged));
+            LintResult lint = new Helm(copy).lint().strict().call();
+            assertThat(lint.isFailed()).as(values + ": " + lint.getMessages()).isFalse();
+        }
+    }
+
+    /** Contract 1.1, "Tokens": the chart sets the audiences a token must name, or says that the check is off. */
+    @Test
+    void anAudienceIsRequiredUnlessTheCheckIsSwitchedOffExplicitly() {
+        assertThatThrownBy(() -> RenderedChart.render(template -> template))
+                .hasMessageContaining("jwt.audiences is required")
+                .hasMessageContaining("set leasekeeper.security.audienceCheck=false instead");
+        assertThat(audiences(configFile(RenderedChart.withDefaults()))).containsExactly("leasekeeper");
+        assertThat(audiences(configFile(RenderedChart.withEveryOptionOn())))
+                .containsExactly("leasekeeper", "https://leases.internal");
+
+        Properties off = configFile(RenderedChart.render(t -> t.set("leasekeeper.security.audienceCheck", "false")));
+        assertThat(audiences(off)).isEmpty();
+        assertThat(bind(off).security().audienceCheck()).isFalse();
+        assertThatThrownBy(() -> RenderedChart.render(t -> t.withValuesFile(REQUIRED)
+                .set("leasekeeper.security.audienceCheck", "false")))
+                .hasMessageContaining("jwt.audiences is set, yet leasekeeper.security.audienceCheck is false");
+    }
+
+    /** The chart's switch reaches the service, which says at start what it means. */
+    @Test
+    @ExtendWith(OutputCaptureExtension.class)
+    void withTheAudienceCheckOffTheServiceWarnsAtStartThatTokensOfAnyAudienceAreAccepted(@TempDir Path config,
+            CapturedOutput output) throws IOException {
+        Files.writeString(config.resolve("application.yaml"),
+                configText(RenderedChart.render(t -> t.set("leasekeeper.security.audienceCheck", "false"))));
+        TestDatabase.Connection db = TestDatabase.connection();
+        try (ConfigurableApplicationContext service = new SpringApplicationBuilder(LeasekeeperApplication.class).run(
+                "--spring.config.additional-location=file:" + config + "/", "--server.port=0",
+                "--leasekeeper.sweeper.enabled=false", "--leasekeeper.idempotency.cleanup-enabled=false",
+                "--leasekeeper.audit.cleanup-enabled=false", "--spring.datasource.url=" + db.url(),
+                "--spring.datasource.username=" + db.username(), "--spring.datasource.password=" + db.password(),
+                "--spring.security.oauth2.resourceserver.jwt.public-key-location=" + TestTokens.publicKeyLocation())) {
+            assertThat(output.getOut().lines().filter(l -> l.contains("The audience check is off")))
+                    .singleElement().satisfies(line -> assertThat(line)
+                            .contains("WARN").contains("tokens of any audience are accepted"));
+            Api api = new Api(((WebServerApplicationContext) service).getWebServer().getPort());
+            String foreign = TestTokens.with("alice", tenant, TestTokens.READ, c -> c.audience("https://billing.example.test"));
+            assertThat(api.get("/v1/leases", foreign).status()).isEqualTo(200);
+        }
     }
 
     @Test
@@ -295,6 +347,8 @@ class HelmChartTest extends IntegrationTest {
             "leasekeeper.metrics.maxTenants | 100000",
             "leasekeeper.lease.minTTL | 1s",
             "logging.format | json",
+            "jwt.audiences | leasekeeper",
+            "leasekeeper.security.audienceCheck | maybe",
             "service.managementPort | 70000",
             "replicas | 3"})
     void theValuesSchemaRejectsABadValue(String key, String value) {
@@ -319,9 +373,19 @@ class HelmChartTest extends IntegrationTest {
 
     /** The service's configuration file as the chart renders it into its ConfigMap. */
     private static Properties configFile(RenderedChart chart) {
-        String file = chart.all(ConfigMap.class).stream().filter(c -> c.getData().containsKey("application.yaml"))
+        return yamlProperties(new ByteArrayResource(configText(chart).getBytes(StandardCharsets.UTF_8)));
+    }
+
+    private static String configText(RenderedChart chart) {
+        return chart.all(ConfigMap.class).stream().filter(c -> c.getData().containsKey("application.yaml"))
                 .findFirst().orElseThrow().getData().get("application.yaml");
-        return yamlProperties(new ByteArrayResource(file.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    /** The token audiences the service binds from a configuration file. */
+    private static List<String> audiences(Properties properties) {
+        return new Binder(new MapConfigurationPropertySource(properties))
+                .bind("spring.security.oauth2.resourceserver.jwt.audiences", Bindable.listOf(String.class))
+                .orElse(List.of());
     }
 
     private static LeasekeeperProperties bind(Properties properties) {

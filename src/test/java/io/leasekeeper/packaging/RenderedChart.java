@@ -20,10 +20,13 @@ record RenderedChart(String manifest, List<HasMetadata> objects) {
 
     static final Path CHART = Path.of("helm/leasekeeper");
     static final Path ALL_OPTIONS = Path.of("src/test/resources/helm/all-options.yaml");
+    /** The values the chart requires and has no default for. */
+    static final Path REQUIRED = Path.of("src/test/resources/helm/required.yaml");
     private static final KubernetesSerialization KUBERNETES = new KubernetesSerialization();
 
+    /** The chart's defaults, and the one value it requires ({@link #REQUIRED}). */
     static RenderedChart withDefaults() {
-        return render(template -> template);
+        return render(template -> template.withValuesFile(REQUIRED));
     }
 
     static RenderedChart withEveryOptionOn() {

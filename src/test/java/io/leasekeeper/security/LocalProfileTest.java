@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.leasekeeper.LeasekeeperApplication;
 import io.leasekeeper.support.Api;
 import io.leasekeeper.support.TestDatabase;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -13,6 +14,8 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The {@code local} profile (development tokens) runs only against a database on this machine (contract
@@ -56,6 +59,10 @@ class LocalProfileTest {
                     Map.of("subject", "dev", "tenant", tenant, "scopes", List.of("leases:write")));
             assertThat(minted.status()).isEqualTo(200);
             String token = minted.body().get("accessToken").asString();
+            // The production rules hold here too: the token expires and names the profile's audience.
+            JsonNode claims = JsonMapper.builder().build().readTree(Base64.getUrlDecoder().decode(token.split("\\.")[1]));
+            assertThat(claims.get("exp").isNumber()).isTrue();
+            assertThat(claims.get("aud").toString()).contains("leasekeeper-local");
             Api.Response acquired = api.post("/v1/leases", token, Api.acquireBody("t", "job", "h", 5));
             assertThat(acquired.status()).isEqualTo(201);
             assertThat(acquired.body().get("owner").asString()).isEqualTo("dev");

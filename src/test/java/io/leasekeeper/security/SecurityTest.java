@@ -57,19 +57,52 @@ class SecurityTest extends IntegrationTest {
         tokens.put("no tenant claim", TestTokens.withoutTenant("alice", TestTokens.WRITE));
         tokens.put("invalid tenant claim", TestTokens.token("alice", "bad tenant/", TestTokens.WRITE));
         tokens.put("garbage", "not-a-jwt");
-        tokens.forEach((name, token) -> {
-            Api.Response r = api.get("/v1/leases/" + leaseId, token);
-            assertThat(r.status()).as(name).isEqualTo(401);
-            assertThat(r.code()).as(name).isEqualTo("UNAUTHENTICATED");
-            assertThat(r.header("WWW-Authenticate")).as(name).startsWith("Bearer");
-            assertThat(r.header("Content-Type")).as(name).startsWith("application/problem+json");
-        });
+        tokens.forEach(this::assertUnauthenticated);
         Api.Response none = api.get("/v1/leases", null);
         assertThat(none.status()).isEqualTo(401);
         assertThat(none.code()).isEqualTo("UNAUTHENTICATED");
         assertThat(none.body().get("traceId").asString()).hasSize(32);
         assertThat(api.post("/v1/leases", null, Api.acquireBody("x", "a", "h", 30)).status()).isEqualTo(401);
         assertThat(otherTenant).isNotEqualTo(tenant);
+    }
+
+    // Contract 1.1, "Tokens" (issue 17); this context checks tokens with a public key, an issuer and an audience.
+
+    @Test
+    void aTokenWithoutExpiryIsRefused() {
+        assertUnauthenticated("no exp", TestTokens.with("alice", tenant, TestTokens.WRITE, c -> c.expirationTime(null)));
+    }
+
+    @Test
+    void aTokenForAnotherAudienceIsRefusedAndOneNamingThisServiceAmongOthersAccepted() {
+        assertUnauthenticated("aud of another API",
+                TestTokens.with("alice", tenant, TestTokens.WRITE, c -> c.audience("https://billing.example.test")));
+        assertUnauthenticated("no aud",
+                TestTokens.with("alice", tenant, TestTokens.WRITE, c -> c.audience((String) null)));
+        String both = TestTokens.with("alice", tenant, TestTokens.WRITE,
+                c -> c.audience(List.of("https://billing.example.test", TestTokens.AUDIENCE)));
+        assertThat(api.get("/v1/leases/" + leaseId, both).status()).isEqualTo(200);
+    }
+
+    @Test
+    void aTokenOfAnotherIssuerIsRefusedWithAPublicKeyToo() {
+        assertUnauthenticated("another iss",
+                TestTokens.with("alice", tenant, TestTokens.WRITE, c -> c.issuer("https://elsewhere.example.test")));
+        assertUnauthenticated("no iss", TestTokens.with("alice", tenant, TestTokens.WRITE, c -> c.issuer(null)));
+    }
+
+    @Test
+    void anHs256TokenKeyedWithThePublicKeyIsRefused() {
+        assertUnauthenticated("HS256 keyed with the public key",
+                TestTokens.hs256KeyedWithThePublicKey("alice", tenant, TestTokens.WRITE));
+    }
+
+    private void assertUnauthenticated(String name, String token) {
+        Api.Response r = api.get("/v1/leases/" + leaseId, token);
+        assertThat(r.status()).as(name).isEqualTo(401);
+        assertThat(r.code()).as(name).isEqualTo("UNAUTHENTICATED");
+        assertThat(r.header("WWW-Authenticate")).as(name).startsWith("Bearer");
+        assertThat(r.header("Content-Type")).as(name).startsWith("application/problem+json");
     }
 
     @Test

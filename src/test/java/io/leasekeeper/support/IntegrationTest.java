@@ -29,6 +29,9 @@ public abstract class IntegrationTest {
         registry.add("spring.datasource.password", db::password);
         registry.add("spring.datasource.hikari.maximum-pool-size", () -> 40);
         registry.add("spring.security.oauth2.resourceserver.jwt.public-key-location", TestTokens::publicKeyLocation);
+        // With the public key, the issuer is only compared with each token's iss, never fetched.
+        registry.add("spring.security.oauth2.resourceserver.jwt.issuer-uri", () -> TestTokens.ISSUER);
+        registry.add("spring.security.oauth2.resourceserver.jwt.audiences", () -> TestTokens.AUDIENCE);
     }
 
     @LocalServerPort

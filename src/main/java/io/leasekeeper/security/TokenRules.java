@@ -1,0 +1,83 @@
+package io.leasekeeper.security;
+
+import io.leasekeeper.target.Text;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.regex.Pattern;
+import org.springframework.security.oauth2.core.OAuth2Error;
+import org.springframework.security.oauth2.core.OAuth2ErrorCodes;
+import org.springframework.security.oauth2.core.OAuth2TokenValidator;
+import org.springframework.security.oauth2.core.OAuth2TokenValidatorResult;
+import org.springframework.security.oauth2.jwt.Jwt;
+import org.springframework.security.oauth2.jwt.JwtIssuerValidator;
+import org.springframework.security.oauth2.jwt.JwtValidators;
+
+/**
+ * What a signed token must say to be accepted, the same whichever way its signature is checked (public key,
+ * JWK set, issuer discovery, or the {@code local} profile's key). Spring Security's defaults ({@code typ},
+ * {@code exp}/{@code nbf} with 60 s of clock skew, certificate thumbprint), and:
+ * <ul>
+ * <li>an {@code exp}: Spring's timestamp validator passes a token without one, which would be valid for
+ * ever (contract 1.1, "Tokens");</li>
+ * <li>{@code iss} equal to the configured issuer, when one is configured;</li>
+ * <li>an {@code aud} naming one of the configured audiences, when some are configured;</li>
+ * <li>a tenant and a subject the service can use as names.</li>
+ * </ul>
+ */
+final class TokenRules {
+
+    private static final Pattern TENANT = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,62}");
+
+    private TokenRules() {
+    }
+
+    /**
+     * @param issuer    the only accepted {@code iss}, or null for any
+     * @param audiences the accepted audiences, or empty for any
+     */
+    static OAuth2TokenValidator<Jwt> validator(String issuer, List<String> audiences, String tenantClaim) {
+        List<OAuth2TokenValidator<Jwt>> rules = new ArrayList<>();
+        rules.add(TokenRules::expiryRequired);
+        if (issuer != null) {
+            rules.add(new JwtIssuerValidator(issuer));
+        }
+        if (!audiences.isEmpty()) {
+            rules.add(audience(List.copyOf(audiences)));
+        }
+        rules.add(callerClaims(tenantClaim));
+        return JwtValidators.createDefaultWithValidators(rules);
+    }
+
+    static OAuth2TokenValidatorResult expiryRequired(Jwt jwt) {
+        return jwt.getExpiresAt() == null ? invalid("The token has no expiry (exp).") : OAuth2TokenValidatorResult.success();
+    }
+
+    static OAuth2TokenValidator<Jwt> audience(List<String> audiences) {
+        return jwt -> {
+            List<String> aud = jwt.getAudience();
+            return aud != null && !Collections.disjoint(aud, audiences) ? OAuth2TokenValidatorResult.success()
+                    : invalid("The token is not meant for this service (aud).");
+        };
+    }
+
+    /** No subject or tenant, no access (contract, "Security"). */
+    static OAuth2TokenValidator<Jwt> callerClaims(String tenantClaim) {
+        return jwt -> {
+            Object tenant = jwt.getClaims().get(tenantClaim);
+            if (!(tenant instanceof String t) || !TENANT.matcher(t).matches()) {
+                return invalid("The token has no valid '" + tenantClaim + "' claim.");
+            }
+            String subject = jwt.getSubject();
+            if (subject == null || subject.isBlank() || subject.length() > 255
+                    || Text.hasControlOrUnpaired(subject)) {
+                return invalid("The token has no valid subject.");
+            }
+            return OAuth2TokenValidatorResult.success();
+        };
+    }
+
+    private static OAuth2TokenValidatorResult invalid(String description) {
+        return OAuth2TokenValidatorResult.failure(new OAuth2Error(OAuth2ErrorCodes.INVALID_TOKEN, description, null));
+    }
+}
