@@ -28,6 +28,10 @@ public abstract class IntegrationTest {
         registry.add("spring.datasource.username", db::username);
         registry.add("spring.datasource.password", db::password);
         registry.add("spring.datasource.hikari.maximum-pool-size", () -> 40);
+        // Connections on demand, and idle ones closed after 10 s: the contexts that Spring's test cache keeps
+        // (one per distinct configuration) would otherwise hold 40 each and exhaust the cluster's 200.
+        registry.add("spring.datasource.hikari.minimum-idle", () -> 2);
+        registry.add("spring.datasource.hikari.idle-timeout", () -> 10_000);
         registry.add("spring.security.oauth2.resourceserver.jwt.public-key-location", TestTokens::publicKeyLocation);
         // With the public key, the issuer is only compared with each token's iss, never fetched.
         registry.add("spring.security.oauth2.resourceserver.jwt.issuer-uri", () -> TestTokens.ISSUER);

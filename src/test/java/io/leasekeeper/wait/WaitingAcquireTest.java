@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
+import javax.sql.DataSource;
 import io.leasekeeper.support.Api;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.URI;
@@ -32,7 +33,7 @@ class WaitingAcquireTest extends WaitingTest {
     private static final Duration WOKEN_BY_NOTIFICATION = Duration.ofSeconds(10);
 
     @Autowired
-    HikariDataSource pool;
+    DataSource dataSource;
 
     @Autowired
     MeterRegistry meters;
@@ -127,6 +128,7 @@ class WaitingAcquireTest extends WaitingTest {
 
         // Every connection back in the pool while the request still waits (a periodic job of the service,
         // such as the gauges' refresh, may borrow one for a moment: the pool is polled, not sampled once).
+        HikariDataSource pool = dataSource.unwrap(HikariDataSource.class); // under the tenants' pool shares
         await().atMost(Duration.ofSeconds(5)).until(() -> pool.getHikariPoolMXBean().getActiveConnections() == 0);
         assertThat(waiting).isNotDone();
         assertThat(waiters.count()).isEqualTo(1);
