@@ -24,6 +24,8 @@ import io.fabric8.kubernetes.api.model.TopologySpreadConstraint;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule;
 import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.leasekeeper.LeasekeeperApplication;
@@ -138,7 +140,7 @@ class HelmChartTest extends IntegrationTest {
     void byDefaultThreeReplicasRollOneAtATimeSpreadOverZonesAndNodesWithAtMostOneDisrupted() {
         RenderedChart chart = RenderedChart.withDefaults();
         assertThat(chart.kinds()).containsExactlyInAnyOrder(
-                "ServiceAccount", "ConfigMap", "Service", "Deployment", "PodDisruptionBudget");
+                "ServiceAccount", "ConfigMap", "Service", "Service", "Deployment", "PodDisruptionBudget", "NetworkPolicy");
         Deployment deployment = chart.one(Deployment.class);
         Map<String, String> podLabels = deployment.getSpec().getTemplate().getMetadata().getLabels();
         assertThat(deployment.getSpec().getReplicas()).isEqualTo(3);
@@ -154,12 +156,69 @@ class HelmChartTest extends IntegrationTest {
         PodDisruptionBudget budget = chart.one(PodDisruptionBudget.class);
         assertThat(budget.getSpec().getMaxUnavailable().getIntVal()).isEqualTo(1);
         assertThat(budget.getSpec().getSelector().getMatchLabels()).isEqualTo(podLabels);
-        Service service = chart.one(Service.class);
-        assertThat(service.getSpec().getSelector()).isEqualTo(podLabels);
-        assertThat(service.getSpec().getPorts()).extracting(ServicePort::getTargetPort)
-                .allSatisfy(target -> assertThat(portNamed(container(deployment), target.getStrVal())).isNotNull());
+        for (Service service : chart.all(Service.class)) {
+            assertThat(service.getSpec().getSelector()).isEqualTo(podLabels);
+            assertThat(service.getSpec().getPorts()).extracting(ServicePort::getTargetPort)
+                    .allSatisfy(target -> assertThat(portNamed(container(deployment), target.getStrVal())).isNotNull());
+        }
         assertThat(chart.one(ServiceAccount.class).getMetadata().getName())
                 .isEqualTo(deployment.getSpec().getTemplate().getSpec().getServiceAccountName());
+    }
+
+    @Test
+    void theManagementPortHasAServiceOfItsOwnAndOnlyTheMonitoringNamespaceMayReachIt() {
+        RenderedChart chart = RenderedChart.withDefaults();
+        Service api = service(chart, "api");
+        Service management = service(chart, "management");
+        assertThat(api.getSpec().getPorts()).extracting(ServicePort::getName).containsExactly("http");
+        assertThat(management.getSpec().getPorts()).extracting(ServicePort::getName).containsExactly("management");
+        assertThat(management.getSpec().getType()).isEqualTo("ClusterIP");
+        assertThat(management.getMetadata().getName()).isEqualTo(api.getMetadata().getName() + "-management");
+        assertThat(container(chart.one(Deployment.class)).getImage()).as("a tag when no digest is given")
+                .endsWith(":" + chartAppVersion());
+
+        NetworkPolicy policy = chart.one(NetworkPolicy.class);
+        assertThat(policy.getSpec().getPodSelector().getMatchLabels())
+                .isEqualTo(chart.one(Deployment.class).getSpec().getTemplate().getMetadata().getLabels());
+        assertThat(policy.getSpec().getPolicyTypes()).containsExactly("Ingress");
+        List<NetworkPolicyIngressRule> rules = policy.getSpec().getIngress();
+        assertThat(rules).hasSize(2);
+        assertThat(rules.get(0).getPorts()).singleElement()
+                .satisfies(p -> assertThat(p.getPort().getStrVal()).isEqualTo("http"));
+        assertThat(rules.get(0).getFrom()).as("the API from anywhere by default").isNullOrEmpty();
+        assertThat(rules.get(1).getPorts()).singleElement()
+                .satisfies(p -> assertThat(p.getPort().getStrVal()).isEqualTo("management"));
+        assertThat(rules.get(1).getFrom()).singleElement().satisfies(peer -> {
+            assertThat(peer.getNamespaceSelector().getMatchLabels())
+                    .containsExactlyEntriesOf(Map.of("kubernetes.io/metadata.name", "monitoring"));
+            assertThat(peer.getPodSelector()).isNull();
+        });
+
+        NetworkPolicy custom = RenderedChart.withEveryOptionOn().one(NetworkPolicy.class);
+        assertThat(custom.getSpec().getIngress().get(0).getFrom()).singleElement().satisfies(peer -> assertThat(
+                peer.getNamespaceSelector().getMatchLabels()).containsEntry("leasekeeper-client", "true"));
+        assertThat(custom.getSpec().getIngress().get(1).getFrom()).singleElement().satisfies(peer -> {
+            assertThat(peer.getNamespaceSelector().getMatchLabels())
+                    .containsEntry("kubernetes.io/metadata.name", "observability");
+            assertThat(peer.getPodSelector().getMatchLabels()).containsEntry("app.kubernetes.io/name", "prometheus");
+        });
+        assertThat(RenderedChart.render(v -> v.withValuesFile(REQUIRED).set("networkPolicy.enabled", "false")).kinds())
+                .doesNotContain("NetworkPolicy");
+    }
+
+    private static Service service(RenderedChart chart, String component) {
+        return chart.all(Service.class).stream()
+                .filter(s -> component.equals(s.getMetadata().getLabels().get("app.kubernetes.io/component")))
+                .findFirst().orElseThrow(() -> new AssertionError("no Service of component " + component));
+    }
+
+    private static String chartAppVersion() {
+        try {
+            return Files.readAllLines(CHART.resolve("Chart.yaml")).stream().filter(l -> l.startsWith("appVersion:"))
+                    .map(l -> l.substring("appVersion:".length()).trim().replace("\"", "")).findFirst().orElseThrow();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     @Test
@@ -282,7 +341,8 @@ class HelmChartTest extends IntegrationTest {
     void everyOptionOnAddsTheAutoscalerMonitorRulesAndDashboardWiredToTheDeployment() {
         RenderedChart chart = RenderedChart.withEveryOptionOn();
         assertThat(chart.kinds()).containsExactlyInAnyOrder("ServiceAccount", "ConfigMap", "ConfigMap", "Service",
-                "Deployment", "PodDisruptionBudget", "HorizontalPodAutoscaler", "ServiceMonitor", "PrometheusRule");
+                "Service", "Deployment", "PodDisruptionBudget", "NetworkPolicy", "HorizontalPodAutoscaler",
+                "ServiceMonitor", "PrometheusRule");
         Deployment deployment = chart.one(Deployment.class);
         assertThat(deployment.getSpec().getReplicas()).as("the autoscaler owns the replica count").isNull();
         HorizontalPodAutoscaler autoscaler = chart.one(HorizontalPodAutoscaler.class);
@@ -295,10 +355,11 @@ class HelmChartTest extends IntegrationTest {
         assertThat(pod.getServiceAccountName()).isEqualTo("leases-sa");
         assertThat(pod.getTolerations()).hasSize(1);
         assertThat(pod.getAffinity().getNodeAffinity()).isNotNull();
-        assertThat(container(deployment).getImage()).isEqualTo("registry.internal/platform/leasekeeper:0.1.0-test");
+        assertThat(container(deployment).getImage()).as("the digest pins the image, whatever the tag").isEqualTo(
+                "registry.internal/platform/leasekeeper@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
         assertThat(env(container(deployment), "TZ").getValue()).isEqualTo("UTC");
 
-        Service service = chart.one(Service.class);
+        Service service = service(chart, "management");
         Map<String, Object> monitor = RenderedChart.spec(chart.custom("ServiceMonitor"));
         @SuppressWarnings("unchecked")
         Map<String, Object> endpoint = ((List<Map<String, Object>>) monitor.get("endpoints")).getFirst();
@@ -350,6 +411,9 @@ class HelmChartTest extends IntegrationTest {
             "jwt.audiences | leasekeeper",
             "leasekeeper.security.audienceCheck | maybe",
             "service.managementPort | 70000",
+            "image.digest | latest",
+            "networkPolicy.enabled | sometimes",
+            "leasekeeper.limits.poolSharePerTenant | 2",
             "replicas | 3"})
     void theValuesSchemaRejectsABadValue(String key, String value) {
         assertThatThrownBy(() -> RenderedChart.render(template -> template.set(key, value)))
