@@ -67,6 +67,29 @@ class IdempotencyTest extends IntegrationTest {
     }
 
     @Test
+    void anIdempotencyKeyIsTheCallersOwnNeverReplayedToAnotherSubjectOrTenant() {
+        var body = Api.acquireBody("idem", "job", "pod-1", 30);
+        Api.Response alices = post("/v1/leases", writer("alice"), "shared-key", body);
+        String aliceLease = alices.body().get("leaseId").asString();
+
+        // Another subject of the tenant, same key and request: its own acquire (here busy), not alice's answer.
+        Api.Response bobs = post("/v1/leases", writer("bob"), "shared-key", body);
+        // Another tenant, same subject, key and request: a lease of its own on its own key.
+        String firstTenant = tenant;
+        tenant = "t-other-" + firstTenant;
+        Api.Response otherTenants = post("/v1/leases", writer("alice"), "shared-key", body);
+
+        assertThat(alices.status()).isEqualTo(201);
+        assertThat(bobs.status()).isEqualTo(409);
+        assertThat(bobs.header("Idempotent-Replayed")).isNull();
+        assertThat(bobs.body().has("leaseId")).as("alice's lease never shown to bob").isFalse();
+        assertThat(otherTenants.status()).isEqualTo(201);
+        assertThat(otherTenants.header("Idempotent-Replayed")).isNull();
+        assertThat(otherTenants.body().get("leaseId").asString()).isNotEqualTo(aliceLease);
+        assertThat(otherTenants.body().get("tenant").asString()).isEqualTo(tenant);
+    }
+
+    @Test
     void theSameKeyWithAnotherRequestAnswers422AndChangesNothing() {
         String w = writer("alice");
         post("/v1/leases", w, "k-1", Api.acquireBody("one", "job", "h", 30));
