@@ -17,6 +17,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 
@@ -31,8 +32,9 @@ class WaitingAcquireTest extends WaitingTest {
 
     private static final Duration WOKEN_BY_NOTIFICATION = Duration.ofSeconds(10);
 
+    /** The service's DataSource is the pool wrapped by TenantPoolShare: the pool itself is reached by unwrap. */
     @Autowired
-    HikariDataSource pool;
+    DataSource dataSource;
 
     @Autowired
     MeterRegistry meters;
@@ -127,7 +129,7 @@ class WaitingAcquireTest extends WaitingTest {
 
         // Every connection back in the pool while the request still waits (a periodic job of the service,
         // such as the gauges' refresh, may borrow one for a moment: the pool is polled, not sampled once).
-        await().atMost(Duration.ofSeconds(5)).until(() -> pool.getHikariPoolMXBean().getActiveConnections() == 0);
+        await().atMost(Duration.ofSeconds(5)).until(() -> dataSource.unwrap(HikariDataSource.class).getHikariPoolMXBean().getActiveConnections() == 0);
         assertThat(waiting).isNotDone();
         assertThat(waiters.count()).isEqualTo(1);
 
