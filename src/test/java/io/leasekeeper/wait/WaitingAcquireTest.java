@@ -129,7 +129,8 @@ class WaitingAcquireTest extends WaitingTest {
 
         // Every connection back in the pool while the request still waits (a periodic job of the service,
         // such as the gauges' refresh, may borrow one for a moment: the pool is polled, not sampled once).
-        await().atMost(Duration.ofSeconds(5)).until(() -> dataSource.unwrap(HikariDataSource.class).getHikariPoolMXBean().getActiveConnections() == 0);
+        await().atMost(Duration.ofSeconds(5)).until(
+                () -> dataSource.unwrap(HikariDataSource.class).getHikariPoolMXBean().getActiveConnections() == 0);
         assertThat(waiting).isNotDone();
         assertThat(waiters.count()).isEqualTo(1);
 
