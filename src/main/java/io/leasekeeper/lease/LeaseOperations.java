@@ -196,7 +196,7 @@ public class LeaseOperations {
             // the lease's lock-delay keeps it.
             LeaseStore.Expiry expiry = store.expire(active.id(), ACQUIRE_EXPIRY, caller);
             if (!expiry.expired()) {
-                throw changedUnderLock(active.id());
+                throw changedUnderLock("EXPIRE", active.id());
             }
             Expirations.afterCommit(expiredByAcquire, 1);
             if (key.watched()) {
@@ -213,7 +213,7 @@ public class LeaseOperations {
             }
             acquire = store.acquireIfFree(key.id(), command, traceId, caller);
             if (!acquire.changed()) {
-                throw changedUnderLock(acquire.lease().id());
+                throw changedUnderLock("ACQUIRE_IF_FREE", acquire.lease().id());
             }
         }
         quota.afterGrant(caller.tenant()); // refused: the grant rolls back with the transaction
@@ -230,7 +230,8 @@ public class LeaseOperations {
             Lease lease = handed.granted().lease();
             Instant now = handed.granted().now();
             if (handed.waiterId().equals(waiterId)) {
-                store.takeGrant(waiterId);
+                store.takeGrant(waiterId).orElseThrow(() -> LeaseStore.contradiction("TAKE_GRANT",
+                        "waiting row " + waiterId, "it deleted no row, though this transaction just handed it the key"));
                 return new AcquireResult.Granted(lease, now);
             }
             handedOver(handed.waiterId());
@@ -264,7 +265,7 @@ public class LeaseOperations {
         if (!renew.changed()) {
             requireOwnerAndToken(renew.lease(), fencingToken, caller);
             requireActive(renew.lease(), renew.now());
-            throw changedUnderLock(leaseId);
+            throw changedUnderLock("RENEW", leaseId);
         }
         heartbeats.record(renewal.beat());
         return LeaseView.of(renew.lease(), renew.now());
@@ -283,7 +284,7 @@ public class LeaseOperations {
             requireOwnerAndToken(release.lease(), fencingToken, caller);
             if (release.lease().stateAt(release.now()) != LeaseState.RELEASED) {
                 requireActive(release.lease(), release.now());
-                throw changedUnderLock(leaseId);
+                throw changedUnderLock("END (released)", leaseId);
             }
         }
         return LeaseView.of(release.lease(), release.now());
@@ -304,7 +305,7 @@ public class LeaseOperations {
         if (!revoke.changed()) {
             LeaseState state = revoke.lease().stateAt(revoke.now());
             if (state == LeaseState.ACTIVE) {
-                throw changedUnderLock(leaseId);
+                throw changedUnderLock("END (revoked)", leaseId);
             }
             throw new ApiException(ErrorCode.LEASE_NOT_ACTIVE, "Lease " + leaseId + " is " + state.wireName() + ".");
         }
@@ -405,7 +406,8 @@ public class LeaseOperations {
     }
 
     /** A write under the key lock that changed nothing means the locking rule was broken: fail, never pretend. */
-    private static IllegalStateException changedUnderLock(UUID leaseId) {
-        return new IllegalStateException("lease " + leaseId + " changed while its key was locked");
+    private static IllegalStateException changedUnderLock(String statement, UUID leaseId) {
+        return LeaseStore.contradiction(statement, "lease " + leaseId,
+                "it changed no row, though the lease allowed the change and its key was locked");
     }
 }

@@ -142,7 +142,7 @@ class LeaseStore {
                    CAST(:jobId AS text) AS job_id, CAST(:leaseTraceId AS text) AS trace_id,
                    CAST(:metadata AS jsonb) AS metadata, CAST(:requestId AS text) AS request_id,
                    CAST(:traceId AS text) AS request_trace_id
-            """) + changedOr("granted", "active");
+            """) + changedOr("granted", "active", "(SELECT count(*) FROM event) AS events, 0 AS delays, 0 AS delays_due");
 
     /**
      * The hand-over: with the key locked and free (no active row, no lock-delay), grants it to the first row
@@ -152,6 +152,9 @@ class LeaseStore {
      * row (a new id, its place kept) without the key's lock: so the row is locked before the grant (a row
      * deleted meanwhile is not granted), and found again by its position, which a takeover keeps. By its id as
      * first read, a row taken over meanwhile was updated by nothing, and the lease granted was no one's.
+     * Always one row: the counts of the queue row found, of the key's active rows, of the leases granted, of
+     * the queue rows updated and of the events written, then the grant (null when there was none), so that a
+     * hand-over that should have granted and did not fails instead of reading as "no one waits".
      */
     private static final String HAND_OVER = grant("""
             SELECT * FROM lease_waiter
@@ -169,9 +172,13 @@ class LeaseStore {
                 SELECT pg_notify('%s', CAST(:keyId AS text) || '>' || CAST(waiter_id AS text))
                 FROM handed WHERE :notify
             )
-            SELECT h.waiter_id, clock.now, (SELECT count(*) FROM notified) AS notified, %s
-            FROM handed h JOIN granted l ON l.id = h.lease_id JOIN lease_key k ON k.id = l.key_id
-            CROSS JOIN clock
+            SELECT c.*, h.*
+            FROM (SELECT (SELECT count(*) FROM request) AS requested, (SELECT count(*) FROM active) AS held,
+                         (SELECT count(*) FROM granted) AS grants, (SELECT count(*) FROM handed) AS handed_rows,
+                         (SELECT count(*) FROM event) AS events) AS c
+            LEFT JOIN (SELECT h.waiter_id, clock.now, (SELECT count(*) FROM notified) AS notified, %s
+                       FROM handed h JOIN granted l ON l.id = h.lease_id JOIN lease_key k ON k.id = l.key_id
+                       CROSS JOIN clock) AS h ON true
             """.formatted(FreedKeys.CHANNEL, COLUMNS);
 
     /**
@@ -259,8 +266,10 @@ class LeaseStore {
                        jsonb_build_object('previousExpiresAt', rfc3339(f.expires_at),
                                           'expiresAt', rfc3339(r.expires_at), 'ttlSeconds', r.ttl_seconds)
                 FROM renewed r JOIN found f ON f.id = r.id
+                RETURNING 1
             )
-            SELECT clock.now, l.changed, l.beat, %s
+            SELECT clock.now, l.changed, l.beat, (SELECT count(*) FROM event) AS events, 0 AS delays, 0 AS delays_due,
+                   %s
             FROM (SELECT true AS changed, * FROM renewed
                   UNION ALL
                   SELECT false, *, NULL FROM found WHERE NOT EXISTS (SELECT 1 FROM renewed)) AS l
@@ -288,14 +297,18 @@ class LeaseStore {
                 UPDATE lease_key k SET delayed_until = e.ended_at + make_interval(secs => e.lock_delay_seconds)
                 FROM ended e
                 WHERE k.id = e.key_id AND e.state = 'revoked' AND e.lock_delay_seconds > 0
+                RETURNING 1
             ), event AS (
                 INSERT INTO lease_event (lease_id, type, from_state, to_state, fencing_token, at,
                                          principal, request_id, trace_id, details)
                 SELECT id, :eventType, 'active', state, fencing_token, ended_at,
                        :principal, :requestId, :traceId, CAST(:details AS jsonb)
                 FROM ended
+                RETURNING 1
             )
-            """ + changedOr("ended", "found");
+            """ + changedOr("ended", "found", """
+                    (SELECT count(*) FROM event) AS events, (SELECT count(*) FROM delayed) AS delays,
+                    (SELECT count(*) FROM ended WHERE state = 'revoked' AND lock_delay_seconds > 0) AS delays_due""");
 
     /**
      * Records the expiry of a lease whose TTL has passed, as of its expiry instant, with its EXPIRED
@@ -319,8 +332,11 @@ class LeaseStore {
                 SELECT id, 'EXPIRED', 'active', 'expired', fencing_token, lease_now(),
                        :principal, :requestId, :traceId, jsonb_build_object('expiresAt', rfc3339(expires_at))
                 FROM expired
+                RETURNING 1
             )
-            SELECT (SELECT count(*) FROM expired) AS expired,
+            SELECT (SELECT count(*) FROM expired) AS expired, (SELECT count(*) FROM event) AS events,
+                   (SELECT count(*) FROM delayed) AS delays,
+                   (SELECT count(*) FROM expired WHERE lock_delay_seconds > 0) AS delays_due,
                    (SELECT delayed_until FROM delayed WHERE delayed_until > lease_now()) AS delayed_until
             """;
 
@@ -333,7 +349,8 @@ class LeaseStore {
      * PostgreSQL at its newest version and re-checked, so it is left alone. Each expired lease gets its
      * EXPIRED event in the same statement, principal {@code system:sweeper}, and starts its key's
      * lock-delay when it has one. Returns how many it expired and the ids of the keys among them that
-     * someone waits for.
+     * someone waits for, and for its post-state validation the counts of its events and lock-delays and the
+     * keys it locked and passed over ({@link #STILL_DUE}).
      */
     private static final String EXPIRE_DUE = """
             WITH due_keys AS (
@@ -352,6 +369,7 @@ class LeaseStore {
                 UPDATE lease_key k SET delayed_until = e.expires_at + make_interval(secs => e.lock_delay_seconds)
                 FROM expired e
                 WHERE k.id = e.key_id AND e.lock_delay_seconds > 0
+                RETURNING 1
             ), events AS (
                 INSERT INTO lease_event (lease_id, type, from_state, to_state, fencing_token, at, principal, details)
                 SELECT id, 'EXPIRED', 'active', 'expired', fencing_token, lease_now(), :principal,
@@ -359,10 +377,26 @@ class LeaseStore {
                 FROM expired
                 RETURNING 1
             )
-            SELECT (SELECT count(*) FROM events) AS expired,
+            SELECT lease_now() AS now, (SELECT count(*) FROM expired) AS expired, (SELECT count(*) FROM events) AS events,
+                   (SELECT count(*) FROM delayed) AS delays,
+                   (SELECT count(*) FROM expired WHERE lock_delay_seconds > 0) AS delays_due,
+                   (SELECT string_agg(CAST(d.id AS text), ',') FROM due_keys d
+                    WHERE NOT EXISTS (SELECT 1 FROM expired e WHERE e.key_id = d.id)) AS passed_over,
                    (SELECT string_agg(CAST(k.id AS text), ',')
                     FROM expired e JOIN lease_key k ON k.id = e.key_id
                     WHERE k.watched_until > lease_now()) AS watched_keys
+            """;
+
+    /**
+     * The sweeper batch's keys it locked but whose lease it did not expire (passed over): each must have been
+     * renewed, released, revoked or expired by a transaction that committed after the batch's snapshot was
+     * taken and before it locked the key. Read after the batch, in a new snapshot, with those keys still
+     * locked by it: a lease still active and due at the batch's time is one the batch should have expired.
+     */
+    private static final String STILL_DUE = """
+            SELECT id FROM lease
+            WHERE key_id = ANY (CAST(string_to_array(:keyIds, ',') AS bigint[]))
+              AND state = 'active' AND expires_at <= :at
             """;
 
     private static final String CURRENT_OF_KEY = """
@@ -465,8 +499,10 @@ class LeaseStore {
         if (locked.isPresent()) {
             return locked.get();
         }
-        jdbc.sql(INSERT_KEY_IF_ABSENT).params(keyParams(key)).update();
-        return jdbc.sql(LOCK_KEY).params(keyParams(key)).query(LeaseStore::keyLock).single();
+        jdbc.sql(INSERT_KEY_IF_ABSENT).params(keyParams(key)).update(); // 0 rows: a concurrent acquire made it
+        return jdbc.sql(LOCK_KEY).params(keyParams(key)).query(LeaseStore::keyLock).optional()
+                .orElseThrow(() -> contradiction("INSERT_KEY_IF_ABSENT", "key " + key,
+                        "the key's row was neither found nor made"));
     }
 
     /** Locks the key of a lease of this tenant; empty when there is no such lease. */
@@ -506,8 +542,11 @@ class LeaseStore {
 
     /** With the key locked: the granted lease, or unchanged the key's active row. */
     Transition acquireIfFree(long keyId, AcquireCommand command, String leaseTraceId, Caller caller) {
-        return jdbc.sql(ACQUIRE_IF_FREE).params(asked(keyId, command, leaseTraceId, caller))
-                .query(this::transition).single();
+        Written grant = jdbc.sql(ACQUIRE_IF_FREE).params(asked(keyId, command, leaseTraceId, caller))
+                .query(this::written).optional()
+                .orElseThrow(() -> contradiction("ACQUIRE_IF_FREE", "key " + keyId,
+                        "it granted no lease and found no active one"));
+        return requireTransition("ACQUIRE_IF_FREE", "key " + keyId, grant);
     }
 
     /**
@@ -515,20 +554,35 @@ class LeaseStore {
      * when {@code notify}; empty when none waits.
      */
     Optional<HandOver> handOver(long keyId, boolean notify) {
-        return jdbc.sql(HAND_OVER).param("keyId", keyId).param("notify", notify)
-                .query((rs, n) -> new HandOver(rs.getObject("waiter_id", UUID.class), atTime(rs, n)))
-                .optional();
+        return jdbc.sql(HAND_OVER).param("keyId", keyId).param("notify", notify).query((rs, n) -> {
+            long requested = rs.getLong("requested");
+            if (requested == 0 || rs.getLong("held") > 0) {
+                return Optional.<HandOver>empty(); // no one waits, or the key is not free: nothing to hand over
+            }
+            long grants = rs.getLong("grants");
+            long handed = rs.getLong("handed_rows");
+            long events = rs.getLong("events");
+            if (grants != 1 || handed != 1 || events != 1 || rs.getObject("waiter_id") == null) {
+                throw contradiction("HAND_OVER", "key " + keyId, "a row waits and the key is free, but it granted "
+                        + grants + " leases, handed " + handed + " rows and wrote " + events + " events");
+            }
+            return Optional.of(new HandOver(rs.getObject("waiter_id", UUID.class), atTime(rs, n)));
+        }).single();
     }
 
     /** Writes a waiting acquire's row in its key's queue (once: a second call for the same id does nothing). */
     void queue(UUID waiterId, long keyId, AcquireCommand command, String leaseTraceId, Caller caller,
                IdempotencyStore.Request idempotency) {
-        jdbc.sql(QUEUE).params(asked(keyId, command, leaseTraceId, caller))
+        int queued = jdbc.sql(QUEUE).params(asked(keyId, command, leaseTraceId, caller))
                 .param("waiterId", waiterId)
                 .param("waitSeconds", command.waitSeconds())
                 .param("idempotencyKey", idempotency == null ? null : idempotency.key())
                 .param("fingerprint", idempotency == null ? null : idempotency.fingerprint())
                 .update();
+        // None: a row of the same Idempotency-Key with another request, which the idempotency record refused first.
+        if (queued != 1) {
+            throw contradiction("QUEUE", "waiting row " + waiterId + " of key " + keyId, "it wrote " + queued + " rows");
+        }
     }
 
     /** The lease a hand-over granted to this waiting acquire, if one did, deleting its row then. */
@@ -589,7 +643,9 @@ class LeaseStore {
     Optional<Renewal> renew(UUID leaseId, long fencingToken, Integer ttlSeconds, Caller caller) {
         return jdbc.sql(RENEW).params(onLease(leaseId, caller)).param("fencingToken", fencingToken)
                 .param("ttl", ttlSeconds)
-                .query((rs, row) -> new Renewal(transition(rs, row), rs.getDouble("beat"))).optional();
+                .query((rs, row) -> new Renewal(requireTransition("RENEW", "lease " + leaseId, written(rs, row)),
+                        rs.getDouble("beat")))
+                .optional();
     }
 
     /** With the key locked; empty when the tenant has no such lease. */
@@ -610,13 +666,18 @@ class LeaseStore {
                 .param("reason", reason)
                 .param("fencingToken", fencingToken)
                 .param("details", json.writeValueAsString(details))
-                .query(this::transition).optional();
+                .query(this::written).optional()
+                .map(ended -> requireTransition("END (" + state.wireName() + ")", "lease " + leaseId, ended));
     }
 
     /** With the key locked: records the expiry of the lease if it was active and due. */
     Expiry expire(UUID leaseId, String principal, Caller caller) {
-        return jdbc.sql(EXPIRE).params(by(principal, caller)).param("leaseId", leaseId)
-                .query((rs, n) -> new Expiry(rs.getLong("expired") == 1, instant(rs, "delayed_until"))).single();
+        return jdbc.sql(EXPIRE).params(by(principal, caller)).param("leaseId", leaseId).query((rs, n) -> {
+            long expired = rs.getLong("expired");
+            requireCounts("EXPIRE", "lease " + leaseId, expired, rs.getLong("events"), rs.getLong("delays"),
+                    rs.getLong("delays_due"));
+            return new Expiry(expired == 1, instant(rs, "delayed_until"));
+        }).single();
     }
 
     ActiveCounts activeCounts() {
@@ -626,8 +687,25 @@ class LeaseStore {
 
     /** Expires up to {@code batchSize} due leases with their events. */
     Sweep expireDue(int batchSize, String principal) {
-        return jdbc.sql(EXPIRE_DUE).param("batchSize", batchSize).param("principal", principal)
-                .query((rs, n) -> new Sweep(rs.getInt("expired"), rs.getString("watched_keys"))).single();
+        record Batch(Instant now, long expired, long events, long delays, long delaysDue, String passedOver,
+                     String watchedKeys) {
+        }
+        Batch batch = jdbc.sql(EXPIRE_DUE).param("batchSize", batchSize).param("principal", principal)
+                .query((rs, n) -> new Batch(instant(rs, "now"), rs.getLong("expired"), rs.getLong("events"),
+                        rs.getLong("delays"), rs.getLong("delays_due"), rs.getString("passed_over"),
+                        rs.getString("watched_keys")))
+                .single();
+        requireCounts("EXPIRE_DUE", "a sweeper batch", batch.expired(), batch.events(), batch.delays(),
+                batch.delaysDue());
+        if (batch.passedOver() != null) {
+            List<UUID> stillDue = jdbc.sql(STILL_DUE).param("keyIds", batch.passedOver())
+                    .param("at", batch.now().atOffset(java.time.ZoneOffset.UTC)).query(UUID.class).list();
+            if (!stillDue.isEmpty()) {
+                throw contradiction("EXPIRE_DUE", "leases " + stillDue, "the batch locked their keys and expired "
+                        + batch.expired() + " leases, but left these active and due");
+            }
+        }
+        return new Sweep(Math.toIntExact(batch.expired()), batch.watchedKeys());
     }
 
     Optional<AtTime> currentOfKey(LeaseKey key) {
@@ -677,23 +755,26 @@ class LeaseStore {
                            r.request_trace_id,
                            jsonb_build_object('expiresAt', rfc3339(g.expires_at), 'ttlSeconds', g.ttl_seconds)
                     FROM granted g, request r
+                    RETURNING 1
                 )
                 """.formatted(request);
     }
 
     /**
      * The end of a transition statement: the one row of {@code changed}, or when it is empty the one row
-     * of {@code unchanged}, with the key and the time of the decision.
+     * of {@code unchanged}, with the key, the time of the decision and {@code counts}: {@code events} (the
+     * audit events written), {@code delays} and {@code delays_due} (the lock-delays written, and due), for
+     * {@link #requireTransition}.
      */
-    private static String changedOr(String changed, String unchanged) {
+    private static String changedOr(String changed, String unchanged, String counts) {
         return """
-                SELECT clock.now, l.changed, %s
+                SELECT clock.now, l.changed, %s, %s
                 FROM (SELECT true AS changed, * FROM %s
                       UNION ALL
                       SELECT false, * FROM %s WHERE NOT EXISTS (SELECT 1 FROM %s)) AS l
                 JOIN lease_key k ON k.id = l.key_id
                 CROSS JOIN clock
-                """.formatted(COLUMNS, changed, unchanged, changed);
+                """.formatted(counts, COLUMNS, changed, unchanged, changed);
     }
 
     /** Who makes a transition, and in which request: written to its audit event. */
@@ -733,6 +814,46 @@ class LeaseStore {
 
     private Transition transition(ResultSet rs, int row) throws SQLException {
         return new Transition(instant(rs, "now"), rs.getBoolean("changed"), lease(rs, row));
+    }
+
+    /** A transition, and what its statement wrote besides the lease: for {@link #requireTransition}. */
+    private record Written(Transition transition, long events, long delays, long delaysDue) {
+    }
+
+    private Written written(ResultSet rs, int row) throws SQLException {
+        return new Written(transition(rs, row), rs.getLong("events"), rs.getLong("delays"), rs.getLong("delays_due"));
+    }
+
+    /**
+     * Post-state validation of a transition statement: a changed lease has exactly its one audit event and the
+     * lock-delay it starts; otherwise the statement contradicted itself (a trigger, a rule or a bug swallowed a
+     * write) and the transaction must not commit half of it.
+     */
+    private static Transition requireTransition(String statement, String subject, Written written) {
+        if (written.transition().changed()) {
+            requireCounts(statement, subject + " (" + written.transition().lease().id() + ")", 1, written.events(),
+                    written.delays(), written.delaysDue());
+        }
+        return written.transition();
+    }
+
+    /** Every lease a statement changed has its one event, and every lock-delay it should start was written. */
+    private static void requireCounts(String statement, String subject, long changed, long events, long delays,
+                                      long delaysDue) {
+        if (events != changed || delays != delaysDue) {
+            throw contradiction(statement, subject, "it changed " + changed + " leases but wrote " + events
+                    + " events and " + delays + " of " + delaysDue + " lock-delays");
+        }
+    }
+
+    /**
+     * A statement whose row count or returned state contradicts what it assumed: an error, never a silent
+     * success. Thrown inside the operation's transaction, it rolls everything back; the request is answered
+     * 500 INTERNAL_ERROR and logged with this message ({@code ApiProblems}), a sweeper batch fails its run.
+     */
+    static IllegalStateException contradiction(String statement, String subject, String detail) {
+        return new IllegalStateException("LeaseStore." + statement + " on " + subject + ": " + detail
+                + " (its row counts contradict what it assumed; rolled back)");
     }
 
     private Lease lease(ResultSet rs, int row) throws SQLException {
