@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -73,12 +74,25 @@ final class Workload {
     private final List<Long> unavailableAt = new CopyOnWriteArrayList<>();
     private final List<Long> unreachableAt = new CopyOnWriteArrayList<>();
     private final AtomicLong grants = new AtomicLong();
+    private volatile CountDownLatch firstPlainTries;
+    private final Set<Integer> triedFirst = ConcurrentHashMap.newKeySet();
     private volatile boolean stopping;
 
     Workload(List<Integer> ports, FencedRegister register, String tenant) {
         this.ports = ports;
         this.register = register;
         this.tenant = tenant;
+    }
+
+    private void firstPlainTryDone(int client) {
+        if (!waits(client) && triedFirst.add(client)) {
+            firstPlainTries.countDown();
+        }
+    }
+
+    /** Half the clients acquire with waitSeconds: the odd ones. */
+    private static boolean waits(int client) {
+        return client % 2 == 1;
     }
 
     /** Leases granted so far: the workload's progress, by which the harness paces its faults. */
@@ -94,14 +108,24 @@ final class Workload {
     /** Runs until every client has done {@code iterations} iterations or {@link #stop()} is called. */
     Summary run(int clients, int iterations) throws Exception {
         CountDownLatch start = new CountDownLatch(1);
+        // The clients that wait start once every plain client has tried its first acquire: the keys are free
+        // then, with no queue that a hand-over would serve first, so the plain path is certain to grant some.
+        firstPlainTries = new CountDownLatch((clients + 1) / 2);
         try (ExecutorService pool = Executors.newFixedThreadPool(clients)) {
             List<Future<?>> running = new ArrayList<>();
             for (int c = 0; c < clients; c++) {
                 int client = c;
                 running.add(pool.submit(() -> {
                     start.await();
-                    for (int i = 0; i < iterations && !stopping; i++) {
-                        iteration(client, i);
+                    if (waits(client)) {
+                        firstPlainTries.await();
+                    }
+                    try {
+                        for (int i = 0; i < iterations && !stopping; i++) {
+                            iteration(client, i);
+                        }
+                    } finally {
+                        firstPlainTryDone(client); // also when it failed before its first try
                     }
                     return null;
                 }));
@@ -123,10 +147,15 @@ final class Workload {
         int behaviour = (client + iteration) % 4;   // 0 plain, 1 renews, 2 pauses past its TTL, 3 retries its acquire
         int ttl = behaviour == 2 ? 1 : 30;          // 30 s: no stall of a loaded machine lets a working lease lapse
         String id = subject + "-" + iteration;
-        boolean waits = client % 2 == 1;
+        boolean waits = waits(client);
         AcquireRequest plain = AcquireRequest.of(LeaseKey.of(Target.opaque(key), "worker"), subject, ttl);
         AcquireRequest request = waits ? plain.withWaitSeconds(WAIT_SECONDS) : plain;
-        Answer<Lease> acquired = call(client, instances, c -> c.acquire(request, id + "-acquire"));
+        Answer<Lease> acquired;
+        try {
+            acquired = call(client, instances, c -> c.acquire(request, id + "-acquire"));
+        } finally {
+            firstPlainTryDone(client);
+        }
         if (acquired == null) {
             return;
         }
