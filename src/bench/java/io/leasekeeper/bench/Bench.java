@@ -12,6 +12,7 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -114,8 +115,9 @@ public final class Bench {
     private static final int FLOOD_TENANT_RATE = 300;
 
     /**
-     * One tenant's flood beside another's steady work (issue 17): tenant B runs the cycle with a few clients,
-     * alone, then while tenant A runs it with many more clients on the same instance. The instance has the
+     * One tenant's flood beside another's steady work (issue 17): tenant B runs the cycle with a few clients at a
+     * steady pace, alone, then while tenant A runs it as fast as it can with many more clients on the same
+     * instance. The instance has the
      * tenant limits on (a per-tenant rate, with a burst of one second's worth, of a fraction of what it serves, and
      * the default half of the pool per tenant); A's clients honour the 429s as a good client does (they wait the
      * Retry-After, 1 s). The target: B's cycle p99 during the flood at most twice its quiet value.
@@ -132,8 +134,7 @@ public final class Bench {
             HttpLoad.Window quiet;
             HttpLoad.Window flooded;
             HttpLoad.Window flood;
-            try (HttpLoad b = HttpLoad.start(limited.port(), tokenB, FLOOD_QUIET_CLIENTS, cycleUnit(FLOOD_QUIET_CLIENTS),
-                    floodCpu)) {
+            try (HttpLoad b = HttpLoad.start(limited.port(), tokenB, FLOOD_QUIET_CLIENTS, steadyUnit(), floodCpu)) {
                 Thread.sleep(flags.warmup().plus(flags.jit().dividedBy(4))); // the new instance's JIT too
                 b.measure();
                 Thread.sleep(flags.duration());
@@ -149,6 +150,22 @@ public final class Bench {
             }
             report.tenantFlood(FLOOD_QUIET_CLIENTS, FLOOD_CLIENTS, FLOOD_TENANT_RATE, quiet, flooded, flood);
         }
+    }
+
+    /**
+     * Tenant B's steady work: the cycle, at most 20 a second per client (a cycle is two requests: 160 a second
+     * for the 4 clients, within the tenant's rate), so that B's own rate limit never refuses it.
+     */
+    private HttpLoad.Unit steadyUnit() {
+        HttpLoad.Unit cycle = cycleUnit(FLOOD_QUIET_CLIENTS);
+        return (client, calls) -> {
+            long start = System.nanoTime();
+            cycle.run(client, calls);
+            long left = TimeUnit.MILLISECONDS.toNanos(50) - (System.nanoTime() - start);
+            if (left > 0) {
+                TimeUnit.NANOSECONDS.sleep(left);
+            }
+        };
     }
 
     /** Tenant A's cycle on keys of its own, waiting out each 429 (Retry-After is at least 1 s). */

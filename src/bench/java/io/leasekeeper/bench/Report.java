@@ -201,7 +201,7 @@ final class Report {
         long refused = flood.outcomes().getOrDefault("flood acquire 429", 0L)
                 + flood.outcomes().getOrDefault("flood release 429", 0L);
         body.append("## Tenant flood: tenant B's cycle, alone and while tenant A floods the same instance\n\n")
-                .append("Tenant B: ").append(quietClients).append(" clients running the cycle. Tenant A: ")
+                .append("Tenant B: ").append(quietClients).append(" clients running the cycle, each at most 20 a second. Tenant A: ")
                 .append(floodClients).append(" clients running the cycle on keys of their own, each waiting 1 s ")
                 .append("after a 429. The instance: `leasekeeper.limits.requests-per-second-per-tenant=").append(rate)
                 .append("` and `request-burst-per-tenant=").append(rate)
