@@ -92,8 +92,10 @@ public final class Bench {
 
     /** An instance of the built service on the run's database; its output in target/bench/{name}.log. */
     private ServiceProcess newService(String name) throws IOException {
-        // Every client is of one tenant: the per-tenant request rate would measure the limit, not the service.
-        return newService(name, List.of("--leasekeeper.limits.requests-per-second-per-tenant=0"));
+        // Every client is of one tenant: the per-tenant request rate and pool share would measure the limits,
+        // not the service.
+        return newService(name, List.of("--leasekeeper.limits.requests-per-second-per-tenant=0",
+                "--leasekeeper.limits.pool-share-per-tenant=1"));
     }
 
     private ServiceProcess newService(String name, List<String> limits) throws IOException {
