@@ -256,8 +256,7 @@ class LeaseStore {
                 FROM clock, found f
                 WHERE l.id = f.id AND l.owner = :principal
                   AND l.fencing_token = :fencingToken AND l.state = 'active' AND l.expires_at > clock.now
-                RETURNING l.*,
-                          extract(epoch FROM clock.now - coalesce(f.renewed_at, f.acquired_at)) / f.ttl_seconds AS beat
+                RETURNING l.*
             ), event AS (
                 INSERT INTO lease_event (lease_id, type, from_state, to_state, fencing_token, at,
                                          principal, request_id, trace_id, details)
@@ -268,14 +267,10 @@ class LeaseStore {
                 FROM renewed r JOIN found f ON f.id = r.id
                 RETURNING 1
             )
-            SELECT clock.now, l.changed, l.beat, (SELECT count(*) FROM event) AS events, 0 AS delays, 0 AS delays_due,
-                   %s
-            FROM (SELECT true AS changed, * FROM renewed
-                  UNION ALL
-                  SELECT false, *, NULL FROM found WHERE NOT EXISTS (SELECT 1 FROM renewed)) AS l
-            JOIN lease_key k ON k.id = l.key_id
-            CROSS JOIN clock
-            """.formatted(COLUMNS);
+            """ + changedOr("renewed", "found", """
+                    (SELECT count(*) FROM event) AS events, 0 AS delays, 0 AS delays_due,
+                    (SELECT extract(epoch FROM clock.now - coalesce(f.renewed_at, f.acquired_at)) / f.ttl_seconds
+                     FROM found f) AS beat""");
 
     /**
      * Ends an active lease of the tenant: released by its owner, if the token is its own (compare-and-delete),

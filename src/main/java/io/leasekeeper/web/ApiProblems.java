@@ -63,11 +63,7 @@ public class ApiProblems extends ResponseEntityExceptionHandler {
             TransientDataAccessResourceException.class, TransactionSystemException.class})
     ResponseEntity<ProblemDetail> databaseUnavailable(Exception e, HttpServletRequest request) {
         log.warn("Database unavailable on {} {}: {}", request.getMethod(), request.getRequestURI(), e.toString());
-        return ResponseEntity.status(ErrorCode.DATABASE_UNAVAILABLE.status())
-                .header(HttpHeaders.RETRY_AFTER, DATABASE_RETRY_AFTER_SECONDS)
-                .body(Problems.of(ErrorCode.DATABASE_UNAVAILABLE,
-                        "The database is unavailable. Retry later; a retry with the same Idempotency-Key is safe.",
-                        request));
+        return databaseUnavailable("The database is unavailable.", request);
     }
 
     /**
@@ -83,11 +79,15 @@ public class ApiProblems extends ResponseEntityExceptionHandler {
             return unexpected(e, request);
         }
         log.warn("Database timeout on {} {}: {}", request.getMethod(), request.getRequestURI(), e.toString());
+        return databaseUnavailable("The database did not answer in time.", request);
+    }
+
+    /** 503 DATABASE_UNAVAILABLE with Retry-After: nothing was decided, and a retry may find the database answering. */
+    private static ResponseEntity<ProblemDetail> databaseUnavailable(String what, HttpServletRequest request) {
         return ResponseEntity.status(ErrorCode.DATABASE_UNAVAILABLE.status())
                 .header(HttpHeaders.RETRY_AFTER, DATABASE_RETRY_AFTER_SECONDS)
                 .body(Problems.of(ErrorCode.DATABASE_UNAVAILABLE,
-                        "The database did not answer in time. Retry later; a retry with the same Idempotency-Key"
-                                + " is safe.", request));
+                        what + " Retry later; a retry with the same Idempotency-Key is safe.", request));
     }
 
     @ExceptionHandler(Exception.class)
