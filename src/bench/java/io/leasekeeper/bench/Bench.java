@@ -79,6 +79,7 @@ public final class Bench {
                     case "scale" -> scale();
                     case "expiry" -> massExpiry();
                     case "tenant-flood" -> tenantFlood();
+                    case "retention" -> retention();
                     default -> throw new IllegalArgumentException("unknown workload " + workload);
                 }
             }
@@ -152,6 +153,54 @@ public final class Bench {
             }
             report.tenantFlood(FLOOD_QUIET_CLIENTS, FLOOD_CLIENTS, FLOOD_TENANT_RATE, quiet, flooded, flood);
         }
+    }
+
+    /** The retention workload's clients, and its instance's settings: every duration short, kept 75 s at most. */
+    private static final int RETENTION_CLIENTS = 32;
+    static final Duration RETENTION = Duration.ofSeconds(30);
+    static final Duration RETENTION_LIFETIME_CAP = Duration.ofSeconds(30);
+    static final Duration RETENTION_PARTITION = Duration.ofSeconds(10);
+    static final Duration RETENTION_INTERVAL = Duration.ofSeconds(5);
+    private static final Duration RETENTION_SAMPLE = Duration.ofSeconds(10);
+
+    /**
+     * Retention at the cycle's full event rate (issue 17): the cycle, as fast as its clients go, on an instance
+     * whose leases live at most 30 s and are kept 30 s after they end, with partitions of 10 s of acquisitions and
+     * the retention job every 5 s; the rows of {@code lease_event} and {@code lease} counted every 10 s. The target:
+     * once the first leases are past their retention, the tables stay within the bound their rate gives.
+     */
+    private void retention() throws Exception {
+        database.reset(flags.scaleSmall());
+        List<String> settings = List.of("--leasekeeper.limits.requests-per-second-per-tenant=0",
+                "--leasekeeper.limits.pool-share-per-tenant=1",
+                "--leasekeeper.lease.max-ttl=30s", "--leasekeeper.lease.default-max-lifetime=30s",
+                "--leasekeeper.lease.max-lifetime-cap=" + RETENTION_LIFETIME_CAP.toSeconds() + "s",
+                "--leasekeeper.audit.retention=" + RETENTION.toSeconds() + "s",
+                "--leasekeeper.idempotency.retention=" + RETENTION.toSeconds() + "s",
+                "--leasekeeper.audit.partition-width=" + RETENTION_PARTITION.toSeconds() + "s",
+                "--leasekeeper.audit.partitions-ahead=12",
+                "--leasekeeper.audit.cleanup-interval=" + RETENTION_INTERVAL.toSeconds() + "s");
+        List<Report.TableSize> sizes = new ArrayList<>();
+        HttpLoad.Window run;
+        try (ServiceProcess retaining = newService("retention", settings)) {
+            retaining.start();
+            CpuUse retentionCpu = new CpuUse(retaining.pid(), postmasterPid);
+            try (HttpLoad load = HttpLoad.start(retaining.port(), token, RETENTION_CLIENTS,
+                    cycleUnit(RETENTION_CLIENTS), retentionCpu)) {
+                Thread.sleep(flags.jit().dividedBy(4)); // the new instance's JIT
+                load.measure();
+                long start = System.nanoTime();
+                long end = start + flags.retentionRun().toNanos();
+                while (System.nanoTime() < end) {
+                    Thread.sleep(RETENTION_SAMPLE);
+                    sizes.add(new Report.TableSize((System.nanoTime() - start) / 1e9,
+                            database.count("SELECT count(*) FROM lease_event"), database.count("SELECT count(*) FROM lease"),
+                            database.count("SELECT count(*) FROM pg_inherits WHERE inhparent = CAST('lease_event' AS regclass)")));
+                }
+                run = load.measure();
+            }
+        }
+        report.retention(RETENTION_CLIENTS, run, sizes);
     }
 
     /**

@@ -26,8 +26,9 @@ final class Database {
                 FROM k ORDER BY k.id
                 RETURNING id, fencing_token, acquired_at, expires_at
             )
-            INSERT INTO lease_event (lease_id, type, from_state, to_state, fencing_token, at, principal, details)
-            SELECT id, 'ACQUIRED', NULL, 'active', fencing_token, acquired_at, :owner,
+            INSERT INTO lease_event (lease_id, lease_acquired_at, type, from_state, to_state, fencing_token, at,
+                                     principal, details)
+            SELECT id, acquired_at, 'ACQUIRED', NULL, 'active', fencing_token, acquired_at, :owner,
                    jsonb_build_object('expiresAt', rfc3339(expires_at), 'ttlSeconds', :ttl)
             FROM l
             """;

@@ -10,20 +10,21 @@ import java.util.Map;
 record Flags(String jdbcUrl, List<String> workloads, List<Integer> clients, Duration jit, Duration warmup, Duration duration,
              int keys, int renewLeases, int scaleSmall, int scaleLarge, int expiryLeases, int poolSize,
              boolean ceiling, List<String> serviceArgs, String report, String etcd, String etcdDir,
-             List<Integer> etcdClients) {
+             List<Integer> etcdClients, Duration retentionRun) {
 
     /** Workloads of the service (they need it started); the others need no service. */
     static final List<String> SERVICE_WORKLOADS = List.of("cycle", "renew", "hotkey", "scale", "expiry", "hotkey-wait",
-            "tenant-flood");
+            "tenant-flood", "retention");
     static final List<String> WORKLOADS = List.of("cycle", "renew", "hotkey", "scale", "expiry", "hotkey-wait",
-            "tenant-flood", "etcd-hotkey");
+            "tenant-flood", "retention", "etcd-hotkey");
 
     static final String USAGE = """
             --jdbc-url=URL          PostgreSQL for the service and pgbench (required; src/bench/run makes one)
             --workloads=LIST        cycle,renew,hotkey,scale,expiry (the default), and also hotkey-wait (waiting
                                     acquires over two instances; needs the server's waitSeconds), tenant-flood
-                                    (one tenant's cycle alone, then while another floods the instance) and
-                                    etcd-hotkey (etcd's lock on one key; needs etcd, which src/bench/run installs)
+                                    (one tenant's cycle alone, then while another floods the instance),
+                                    retention (the cycle at full rate with a short retention, for
+                                    --retention-run) and etcd-hotkey (etcd's lock on one key; needs etcd, which src/bench/run installs)
             --clients=LIST          concurrent clients of the cycle workload (default 1,8,32,64)
             --jit=DURATION          the service's warm-up once at start, until its JIT has compiled (default 60s)
             --warmup=DURATION       before each measurement (default 5s)
@@ -40,6 +41,7 @@ record Flags(String jdbcUrl, List<String> workloads, List<Integer> clients, Dura
             --etcd-dir=DIR          where etcd-hotkey's etcd keeps its data, in a new directory each time
                                     (default: the system's temporary directory; src/bench/run gives its own)
             --etcd-clients=LIST     concurrent clients of etcd-hotkey (default 16,64)
+            --retention-run=DURATION  of the retention workload (default 10m)
             """;
 
     static Flags parse(String[] args) {
@@ -73,9 +75,11 @@ record Flags(String jdbcUrl, List<String> workloads, List<Integer> clients, Dura
                 given.getOrDefault("report", "target/bench/report.md"),
                 given.getOrDefault("etcd", "etcd"),
                 given.getOrDefault("etcd-dir", System.getProperty("java.io.tmpdir")),
-                Arrays.stream(given.getOrDefault("etcd-clients", "16,64").split(",")).map(Integer::valueOf).toList());
+                Arrays.stream(given.getOrDefault("etcd-clients", "16,64").split(",")).map(Integer::valueOf).toList(),
+                duration(given.getOrDefault("retention-run", "10m")));
         for (String known : List.of("workloads", "clients", "jit", "warmup", "duration", "keys", "renew-leases", "scale",
-                "expiry-leases", "pool-size", "ceiling", "service", "report", "etcd", "etcd-dir", "etcd-clients")) {
+                "expiry-leases", "pool-size", "ceiling", "service", "report", "etcd", "etcd-dir", "etcd-clients",
+                "retention-run")) {
             given.remove(known);
         }
         if (!given.isEmpty()) {

@@ -10,50 +10,36 @@ import java.util.Optional;
 import java.util.UUID;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Component;
-import org.springframework.transaction.annotation.Transactional;
 import tools.jackson.core.type.TypeReference;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The audit table: a lease's history, a page at a time, and the retention job. Events are written by the statements that
- * make the transitions they record ({@code LeaseStore}), so a transition and its event commit together or
- * not at all; the table refuses updates and deletes but the retention job's.
+ * The audit table: a lease's history, a page at a time. Events are written by the statements that make the
+ * transitions they record ({@code LeaseStore}), so a transition and its event commit together or not at all;
+ * the table refuses updates and deletes, and retention drops whole partitions of it ({@code EventPartitions}).
  */
 @Component
 public class AuditLog {
 
     /*
      * One page of a lease's history, oldest first: the events after :afterEventId (0 before the first page),
-     * at most :limit of them, by the index lease_event_by_lease (lease_id, id), so every page costs the same
-     * however long the history; no OFFSET. The lease is found by its id alone, then confined to the tenant
-     * (why: LeaseStore, LOCK_KEY_OF_LEASE). The LEFT JOIN answers the lease's existence in the same snapshot:
-     * no row at all is no such lease in this tenant; one row without an event is a lease with no event past
-     * the cursor (or none retained).
+     * at most :limit of them, by the primary key (lease_id, id, lease_acquired_at), so every page costs the same
+     * however long the history; no OFFSET. The lease's acquired_at is its events' partition key, so the page reads
+     * one partition. The lease is found by its id alone, then confined to the tenant (why: LeaseStore,
+     * LOCK_KEY_OF_LEASE). The LEFT JOIN answers the lease's existence in the same snapshot: no row at all is no
+     * such lease in this tenant; one row without an event is a lease with no event past the cursor.
      */
     private static final String HISTORY_PAGE = """
-            WITH by_id AS MATERIALIZED (SELECT id, tenant FROM lease WHERE id = :leaseId)
+            WITH by_id AS MATERIALIZED (SELECT id, tenant, acquired_at FROM lease WHERE id = :leaseId)
             SELECT e.id, e.lease_id, e.type, e.from_state, e.to_state, e.fencing_token, e.at,
                    e.principal, e.request_id, e.trace_id, e.details
             FROM by_id l
             LEFT JOIN LATERAL (SELECT * FROM lease_event
-                               WHERE lease_id = l.id AND id > :afterEventId
+                               WHERE lease_id = l.id AND lease_acquired_at = l.acquired_at AND id > :afterEventId
                                ORDER BY id
                                LIMIT :limit) e ON true
             WHERE l.tenant = :tenant
             ORDER BY e.id
-            """;
-
-    // Only this transaction may delete events: the append-only trigger checks the setting.
-    private static final String DECLARE_RETENTION_JOB = """
-            SELECT set_config('leasekeeper.audit_retention', 'on', true)
-            """;
-
-    private static final String DELETE_OLD = """
-            DELETE FROM lease_event
-            WHERE id IN (SELECT id FROM lease_event
-                         WHERE at < lease_now() - make_interval(secs => :retention)
-                         ORDER BY id
-                         LIMIT :batchSize)
             """;
 
     private static final TypeReference<Map<String, Object>> JSON_OBJECT = new TypeReference<>() {
@@ -65,16 +51,6 @@ public class AuditLog {
     AuditLog(JdbcClient jdbc, JsonMapper json) {
         this.jdbc = jdbc;
         this.json = json;
-    }
-
-    /**
-     * Deletes up to {@code batchSize} events older than the retention, in one transaction that declares
-     * itself the retention job to the append-only trigger. Returns how many it deleted.
-     */
-    @Transactional
-    public int deleteOlderThan(java.time.Duration retention, int batchSize) {
-        jdbc.sql(DECLARE_RETENTION_JOB).query(String.class).single();
-        return jdbc.sql(DELETE_OLD).param("retention", retention.toSeconds()).param("batchSize", batchSize).update();
     }
 
     /**

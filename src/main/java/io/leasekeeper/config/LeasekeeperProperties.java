@@ -24,9 +24,9 @@ public record LeasekeeperProperties(
         @Name("wait") @DefaultValue Wait waiting) {
 
     public LeasekeeperProperties {
-        // Events of a lease that may still be active must survive, or its history would lose its ACQUIRED.
-        require(audit.retention().compareTo(lease.maxLifetimeCap()) >= 0,
-                "leasekeeper.audit.retention must be at least leasekeeper.lease.max-lifetime-cap");
+        // A lease is kept at least the audit retention after it ended: no idempotency record outlives its lease.
+        require(audit.retention().compareTo(idempotency.retention()) >= 0,
+                "leasekeeper.audit.retention must be at least leasekeeper.idempotency.retention");
     }
 
     /**
@@ -106,16 +106,30 @@ public record LeasekeeperProperties(
         }
     }
 
-    /** How long audit events are kept, and how often older ones are deleted (in bounded batches). */
+    /**
+     * How long a lease and its audit events are kept after it ended ({@code retention}), and how often the job
+     * that retires them and makes the event partitions ahead runs ({@code cleanupInterval}; it makes partitions
+     * even with {@code cleanupEnabled} false). The events of the leases acquired within one {@code partitionWidth}
+     * share a partition, retired whole; {@code partitionsAhead} partitions are made ahead of the clock, so that
+     * the job may fail for a while before an acquire finds no partition for its event.
+     */
     public record Audit(
             @DefaultValue("90d") Duration retention,
             @DefaultValue("1h") Duration cleanupInterval,
-            @DefaultValue("true") boolean cleanupEnabled) {
+            @DefaultValue("true") boolean cleanupEnabled,
+            @DefaultValue("1d") Duration partitionWidth,
+            @DefaultValue("7") int partitionsAhead) {
 
         public Audit {
             requireWholeSeconds("leasekeeper.audit.retention", retention);
             require(!cleanupInterval.isNegative() && !cleanupInterval.isZero(),
                     "leasekeeper.audit.cleanup-interval must be positive");
+            requireWholeSeconds("leasekeeper.audit.partition-width", partitionWidth);
+            require(partitionWidth.toSeconds() >= 1, "leasekeeper.audit.partition-width must be at least 1s");
+            require(partitionsAhead >= 2 && partitionsAhead <= 1000,
+                    "leasekeeper.audit.partitions-ahead must be within 2..1000");
+            require(cleanupInterval.multipliedBy(2).compareTo(partitionWidth.multipliedBy(partitionsAhead)) <= 0,
+                    "leasekeeper.audit.cleanup-interval must be at most half of partition-width times partitions-ahead");
         }
     }
 

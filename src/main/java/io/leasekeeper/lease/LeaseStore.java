@@ -258,9 +258,9 @@ class LeaseStore {
                   AND l.fencing_token = :fencingToken AND l.state = 'active' AND l.expires_at > clock.now
                 RETURNING l.*
             ), event AS (
-                INSERT INTO lease_event (lease_id, type, from_state, to_state, fencing_token, at,
+                INSERT INTO lease_event (lease_id, lease_acquired_at, type, from_state, to_state, fencing_token, at,
                                          principal, request_id, trace_id, details)
-                SELECT r.id, 'RENEWED', 'active', 'active', r.fencing_token, r.renewed_at,
+                SELECT r.id, r.acquired_at, 'RENEWED', 'active', 'active', r.fencing_token, r.renewed_at,
                        :principal, :requestId, :traceId,
                        jsonb_build_object('previousExpiresAt', rfc3339(f.expires_at),
                                           'expiresAt', rfc3339(r.expires_at), 'ttlSeconds', r.ttl_seconds)
@@ -294,9 +294,9 @@ class LeaseStore {
                 WHERE k.id = e.key_id AND e.state = 'revoked' AND e.lock_delay_seconds > 0
                 RETURNING 1
             ), event AS (
-                INSERT INTO lease_event (lease_id, type, from_state, to_state, fencing_token, at,
+                INSERT INTO lease_event (lease_id, lease_acquired_at, type, from_state, to_state, fencing_token, at,
                                          principal, request_id, trace_id, details)
-                SELECT id, :eventType, 'active', state, fencing_token, ended_at,
+                SELECT id, acquired_at, :eventType, 'active', state, fencing_token, ended_at,
                        :principal, :requestId, :traceId, CAST(:details AS jsonb)
                 FROM ended
                 RETURNING 1
@@ -315,16 +315,16 @@ class LeaseStore {
             WITH expired AS (
                 UPDATE lease SET state = 'expired', ended_at = expires_at, end_reason = 'expired'
                 WHERE id = :leaseId AND state = 'active' AND expires_at <= lease_now()
-                RETURNING id, key_id, fencing_token, expires_at, lock_delay_seconds
+                RETURNING id, key_id, fencing_token, acquired_at, expires_at, lock_delay_seconds
             ), delayed AS (
                 UPDATE lease_key k SET delayed_until = e.expires_at + make_interval(secs => e.lock_delay_seconds)
                 FROM expired e
                 WHERE k.id = e.key_id AND e.lock_delay_seconds > 0
                 RETURNING k.delayed_until
             ), event AS (
-                INSERT INTO lease_event (lease_id, type, from_state, to_state, fencing_token, at,
+                INSERT INTO lease_event (lease_id, lease_acquired_at, type, from_state, to_state, fencing_token, at,
                                          principal, request_id, trace_id, details)
-                SELECT id, 'EXPIRED', 'active', 'expired', fencing_token, lease_now(),
+                SELECT id, acquired_at, 'EXPIRED', 'active', 'expired', fencing_token, lease_now(),
                        :principal, :requestId, :traceId, jsonb_build_object('expiresAt', rfc3339(expires_at))
                 FROM expired
                 RETURNING 1
@@ -359,15 +359,16 @@ class LeaseStore {
                 UPDATE lease l SET state = 'expired', ended_at = l.expires_at, end_reason = 'expired'
                 FROM due_keys d
                 WHERE l.key_id = d.id AND l.state = 'active' AND l.expires_at <= lease_now()
-                RETURNING l.id, l.key_id, l.fencing_token, l.expires_at, l.lock_delay_seconds
+                RETURNING l.id, l.key_id, l.fencing_token, l.acquired_at, l.expires_at, l.lock_delay_seconds
             ), delayed AS (
                 UPDATE lease_key k SET delayed_until = e.expires_at + make_interval(secs => e.lock_delay_seconds)
                 FROM expired e
                 WHERE k.id = e.key_id AND e.lock_delay_seconds > 0
                 RETURNING 1
             ), events AS (
-                INSERT INTO lease_event (lease_id, type, from_state, to_state, fencing_token, at, principal, details)
-                SELECT id, 'EXPIRED', 'active', 'expired', fencing_token, lease_now(), :principal,
+                INSERT INTO lease_event (lease_id, lease_acquired_at, type, from_state, to_state, fencing_token, at,
+                                         principal, details)
+                SELECT id, acquired_at, 'EXPIRED', 'active', 'expired', fencing_token, lease_now(), :principal,
                        jsonb_build_object('expiresAt', rfc3339(expires_at))
                 FROM expired
                 RETURNING 1
@@ -744,9 +745,9 @@ class LeaseStore {
                     WHERE NOT EXISTS (SELECT 1 FROM active)
                     RETURNING *
                 ), event AS (
-                    INSERT INTO lease_event (lease_id, type, to_state, fencing_token, at,
+                    INSERT INTO lease_event (lease_id, lease_acquired_at, type, to_state, fencing_token, at,
                                              principal, request_id, trace_id, details)
-                    SELECT g.id, 'ACQUIRED', 'active', g.fencing_token, g.acquired_at, r.owner, r.request_id,
+                    SELECT g.id, g.acquired_at, 'ACQUIRED', 'active', g.fencing_token, g.acquired_at, r.owner, r.request_id,
                            r.request_trace_id,
                            jsonb_build_object('expiresAt', rfc3339(g.expires_at), 'ttlSeconds', g.ttl_seconds)
                     FROM granted g, request r

@@ -2,20 +2,19 @@ package io.leasekeeper.audit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
 
 import io.leasekeeper.support.IntegrationTest;
-import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.dao.DataAccessException;
+import org.springframework.transaction.support.TransactionTemplate;
 import tools.jackson.databind.JsonNode;
 
-/** The audit log is append-only for the service; only the retention job deletes, and only old events. */
+/** The audit log is append-only: no event is updated or deleted; retention drops whole partitions (RetentionTest). */
 class AuditIntegrityTest extends IntegrationTest {
 
     @Autowired
-    AuditLog audit;
+    TransactionTemplate transactions;
 
     @Test
     void eventsCannotBeUpdatedOrDeleted() {
@@ -32,24 +31,15 @@ class AuditIntegrityTest extends IntegrationTest {
     }
 
     @Test
-    void theRetentionJobDeletesOnlyEventsPastTheRetentionAndHistoryThenAnswersEmpty() {
-        String w = writer("alice");
-        JsonNode lease = acquire(w, "retained", "job", "h", 30).body();
+    void noTransactionMayDeleteEventsNotEvenOneThatDeclaresItselfTheOldRetentionJob() {
+        JsonNode lease = acquire(writer("alice"), "no-exception", "job", "h", 30).body();
         String id = lease.get("leaseId").asString();
 
-        assertThat(audit.deleteOlderThan(Duration.ofDays(1), 1000)).isZero();
+        // Before V7 the retention job deleted events in a transaction that set this; now it drops whole partitions.
+        assertThatThrownBy(() -> transactions.executeWithoutResult(status -> {
+            jdbc.sql("SELECT set_config('leasekeeper.audit_retention', 'on', true)").query(String.class).single();
+            jdbc.sql("DELETE FROM lease_event WHERE lease_id = CAST(:id AS uuid)").param("id", id).update();
+        })).isInstanceOf(DataAccessException.class).rootCause().hasMessageContaining("append-only");
         assertThat(eventTypes(id)).containsExactly("ACQUIRED");
-
-        // With a zero retention every event older than the database's "now" goes; poll until ours has.
-        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).until(() -> {
-            while (audit.deleteOlderThan(Duration.ZERO, 1000) > 0) {
-                // drain
-            }
-            return eventTypes(id).isEmpty();
-        });
-        var history = api.get("/v1/leases/" + id + "/events", w);
-        assertThat(history.status()).isEqualTo(200);
-        assertThat(history.body().get("items").size()).isZero();
-        assertThat(api.get("/v1/leases/" + id, w).status()).isEqualTo(200);
     }
 }

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.leasekeeper.support.Api;
 import io.leasekeeper.support.CuttableProxy;
 import io.leasekeeper.support.PrometheusServer;
+import io.leasekeeper.support.TestDatabase;
 import io.leasekeeper.support.TestTokens;
 import io.leasekeeper.sweeper.LeaseSweeper;
 import java.net.URI;
@@ -49,6 +50,10 @@ import tools.jackson.databind.json.JsonMapper;
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
         "leasekeeper.sweeper.enabled=false", "leasekeeper.idempotency.cleanup-enabled=false",
         "leasekeeper.audit.cleanup-enabled=false", "leasekeeper.metrics.gauge-refresh=1s",
+        // Partitions of one second, made four ahead every second: an outage of two seconds brings them close to
+        // running out (LeasekeeperAuditPartitionsRunningOut).
+        "leasekeeper.audit.partition-width=1s", "leasekeeper.audit.partitions-ahead=4",
+        "leasekeeper.audit.cleanup-interval=1s",
         "spring.datasource.hikari.maximum-pool-size=4"})
 @DirtiesContext
 class PrometheusTest {
@@ -60,15 +65,19 @@ class PrometheusTest {
 
     private static CuttableProxy proxy;
 
+    /** A database of its own: the partitions that other tests' instances made days ahead would never run out. */
+    private static final String DATABASE = TestDatabase.newDatabase("prometheus");
+
     @DynamicPropertySource
     static void throughTheProxy(DynamicPropertyRegistry registry) {
-        proxy = CuttableProxy.inFrontOfTheTestDatabase(registry);
+        proxy = CuttableProxy.inFrontOf(DATABASE, registry);
         registry.add("spring.security.oauth2.resourceserver.jwt.public-key-location", TestTokens::publicKeyLocation);
     }
 
     @AfterAll
     static void closeProxy() throws Exception {
         proxy.close();
+        TestDatabase.dropDatabase(DATABASE);
     }
 
     @LocalServerPort
@@ -124,6 +133,7 @@ class PrometheusTest {
                 expectSeries(server, alerts.get("LeasekeeperServerErrors"));
                 expectSeries(server, alerts.get("LeasekeeperDatabasePoolExhausted"));
                 expectSeries(server, alerts.get("LeasekeeperWaitListenerDown"));
+                expectSeries(server, alerts.get("LeasekeeperAuditPartitionsRunningOut"));
             } finally {
                 proxy.restore();
             }

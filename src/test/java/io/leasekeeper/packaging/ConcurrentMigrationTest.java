@@ -6,7 +6,6 @@ import io.leasekeeper.support.TestDatabase;
 import java.io.File;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -29,10 +28,7 @@ class ConcurrentMigrationTest {
     @Test
     void replicasStartingTogetherApplyEachMigrationExactlyOnce() throws Exception {
         TestDatabase.Connection db = TestDatabase.connection();
-        JdbcClient admin = JdbcClient.create(new DriverManagerDataSource(db.url(), db.username(), db.password()));
-        String database = "migrate_" + UUID.randomUUID().toString().replace("-", "");
-        String url = db.url().replaceFirst("(//[^/]+/)[^?]+", "$1" + database);
-        admin.sql("CREATE DATABASE " + database).update();
+        String url = TestDatabase.newDatabase("migrate");
         ExecutorService replicas = Executors.newFixedThreadPool(REPLICAS);
         try {
             CyclicBarrier start = new CyclicBarrier(REPLICAS);
@@ -61,7 +57,7 @@ class ConcurrentMigrationTest {
                     .query(Integer.class).single()).isEqualTo(files);
         } finally {
             replicas.shutdownNow();
-            admin.sql("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)").update();
+            TestDatabase.dropDatabase(url);
         }
     }
 }

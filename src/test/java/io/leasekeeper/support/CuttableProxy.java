@@ -43,10 +43,15 @@ public final class CuttableProxy implements AutoCloseable {
      * Spring test's {@code @DynamicPropertySource}.
      */
     public static CuttableProxy inFrontOfTheTestDatabase(DynamicPropertyRegistry registry) {
+        return inFrontOf(TestDatabase.connection().url(), registry);
+    }
+
+    /** The same in front of another database of the test cluster ({@link TestDatabase#newDatabase}). */
+    public static CuttableProxy inFrontOf(String url, DynamicPropertyRegistry registry) {
         TestDatabase.Connection db = TestDatabase.connection();
-        URI target = URI.create(db.url().substring("jdbc:".length()));
+        URI target = URI.create(url.substring("jdbc:".length()));
         CuttableProxy proxy = new CuttableProxy(target.getHost(), target.getPort());
-        String viaProxy = db.url().replaceFirst("//[^/]+/", "//127.0.0.1:" + proxy.port() + "/");
+        String viaProxy = url.replaceFirst("//[^/]+/", "//127.0.0.1:" + proxy.port() + "/");
         registry.add("spring.datasource.url", () -> viaProxy);
         registry.add("spring.datasource.username", db::username);
         registry.add("spring.datasource.password", db::password);

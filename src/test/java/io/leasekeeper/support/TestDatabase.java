@@ -1,5 +1,8 @@
 package io.leasekeeper.support;
 
+import java.util.UUID;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
 import org.testcontainers.postgresql.PostgreSQLContainer;
 
 /**
@@ -29,6 +32,27 @@ public final class TestDatabase {
             }
         }
         return connection;
+    }
+
+    /**
+     * A new, empty database in the test cluster, named {@code prefix} and a random suffix: for a test whose schema
+     * must not be shared (partitions, a migration from an older version). Returns its JDBC URL.
+     */
+    public static String newDatabase(String prefix) {
+        String name = prefix + "_" + UUID.randomUUID().toString().replace("-", "");
+        admin().sql("CREATE DATABASE " + name).update();
+        return connection().url().replaceFirst("(//[^/]+/)[^?]+", "$1" + name);
+    }
+
+    /** Drops a database that {@link #newDatabase} made, closing the connections still open to it. */
+    public static void dropDatabase(String url) {
+        String name = url.replaceFirst("^[^/]*//[^/]+/([^?]+).*$", "$1");
+        admin().sql("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)").update();
+    }
+
+    private static JdbcClient admin() {
+        Connection db = connection();
+        return JdbcClient.create(new DriverManagerDataSource(db.url(), db.username(), db.password()));
     }
 
     private static String env(String name) {

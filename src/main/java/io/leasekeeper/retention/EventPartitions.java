@@ -1,0 +1,194 @@
+package io.leasekeeper.retention;
+
+import io.leasekeeper.config.LeasekeeperProperties;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.List;
+import java.util.function.Function;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.InitializingBean;
+import org.springframework.jdbc.core.ConnectionCallback;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.SingleConnectionDataSource;
+import org.springframework.stereotype.Component;
+
+/**
+ * The partitions of {@code lease_event} (migration V7): one per {@code partition-width} of lease acquisition times,
+ * contiguous, made {@code partitions-ahead} widths ahead of the database clock at start (before the service takes
+ * a request) and at every run of the retention job, and retired whole once every lease acquired before a
+ * partition's upper bound has been over for the retention. Instances serialize this work on a PostgreSQL advisory
+ * lock held by one connection, so two replicas never make or drop the same partition.
+ */
+@Component
+public class EventPartitions implements InitializingBean {
+
+    private static final Logger log = LoggerFactory.getLogger(EventPartitions.class);
+
+    /** The advisory lock of this job: any constant that no other user of the database takes. */
+    private static final long LOCK = 0x1ea5e_e7e47L;
+
+    private static final DateTimeFormatter NAME = DateTimeFormatter.ofPattern("uuuuMMdd_HHmmss_SSS").withZone(ZoneOffset.UTC);
+
+    /**
+     * The partitions, oldest first, with each one's upper bound (read back from its bound's text, in this session's
+     * time zone and date style, by the same session) and whether a concurrent detach of it was left unfinished.
+     */
+    private static final String PARTITIONS = """
+            SELECT c.relname AS name, i.inhdetachpending AS detaching,
+                   CAST(substring(pg_get_expr(c.relpartbound, c.oid) FROM 'TO \\(''(.*)''\\)') AS timestamptz) AS upper_bound
+            FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+            WHERE i.inhparent = CAST('lease_event' AS regclass)
+            ORDER BY upper_bound
+            """;
+
+    /**
+     * Whether a lease acquired before the bound is still active (not yet swept, or granted under a larger
+     * lifetime cap than today's): its events would still be written to the partition.
+     */
+    private static final String ACTIVE_BEFORE = """
+            SELECT EXISTS (SELECT 1 FROM lease WHERE state = 'active' AND acquired_at < :bound)
+            """;
+
+    private final JdbcTemplate jdbc;
+    /** The upper bound of the newest partition, as last read: how far ahead events have a partition. */
+    private volatile Instant horizon = Instant.EPOCH;
+    private final Duration width;
+    private final int ahead;
+    private final Duration kept;
+
+    EventPartitions(JdbcTemplate jdbc, LeasekeeperProperties properties, MeterRegistry registry) {
+        this.jdbc = jdbc;
+        this.width = properties.audit().partitionWidth();
+        this.ahead = properties.audit().partitionsAhead();
+        this.kept = properties.audit().retention().plus(properties.lease().maxLifetimeCap());
+        Gauge.builder("leasekeeper.audit.partitions.horizon", this,
+                        p -> Duration.between(Instant.now(), p.horizon).toMillis() / 1000.0)
+                .baseUnit("seconds")
+                .description("How far past now the partitions of lease_event reach: an acquire after that fails")
+                .register(registry);
+        Gauge.builder("leasekeeper.audit.partition.width", width, w -> w.toSeconds()).baseUnit("seconds")
+                .description("The acquisition times whose events share a partition").register(registry);
+    }
+
+    /**
+     * How long after its acquisition a lease, its events and its key are kept: it lives at most the lifetime cap,
+     * and is kept the retention after its end.
+     */
+    Duration kept() {
+        return kept;
+    }
+
+    /** Partitions are there before the first request writes an event. */
+    @Override
+    public void afterPropertiesSet() {
+        makeAhead();
+    }
+
+    /** Makes partitions, contiguous from the newest, until they reach {@code partitions-ahead} widths past now. */
+    public int makeAhead() {
+        return locked(db -> {
+            Instant now = now(db);
+            Instant wanted = now.plus(width.multipliedBy(ahead));
+            List<Partition> partitions = partitions(db);
+            Instant upper = partitions.isEmpty()
+                    ? alignedDown(now.minus(kept)) // only if an operator dropped them all
+                    : partitions.getLast().upper();
+            int made = 0;
+            while (upper.isBefore(wanted)) {
+                Instant next = alignedDown(upper).plus(width);
+                attach(db, upper, next);
+                upper = next;
+                made++;
+            }
+            this.horizon = upper;
+            return made;
+        });
+    }
+
+    /**
+     * Drops the partitions whose upper bound is at least the retention plus the lifetime cap ago, oldest first, while
+     * no lease acquired before the bound is still active. A detach is concurrent (inserts into other partitions go on);
+     * one left unfinished by a failure is finished first. Returns how many partitions it dropped.
+     */
+    public int retire() {
+        return locked(db -> {
+            Instant cutoff = now(db).minus(kept);
+            int dropped = 0;
+            for (Partition partition : partitions(db)) {
+                if (partition.detaching()) {
+                    db.sql("ALTER TABLE lease_event DETACH PARTITION " + partition.name() + " FINALIZE").update();
+                } else if (partition.upper().isAfter(cutoff)
+                        || db.sql(ACTIVE_BEFORE).param("bound", at(partition.upper())).query(Boolean.class).single()) {
+                    break;
+                } else {
+                    db.sql("ALTER TABLE lease_event DETACH PARTITION " + partition.name() + " CONCURRENTLY").update();
+                }
+                db.sql("DROP TABLE " + partition.name()).update();
+                log.info("Audit partition {} retired (leases acquired before {})", partition.name(), partition.upper());
+                dropped++;
+            }
+            return dropped;
+        });
+    }
+
+    record Partition(String name, Instant upper, boolean detaching) {
+    }
+
+    List<Partition> partitions() {
+        return locked(EventPartitions::partitions);
+    }
+
+    private static List<Partition> partitions(JdbcClient db) {
+        return db.sql(PARTITIONS).query((rs, n) -> new Partition(rs.getString("name"),
+                rs.getObject("upper_bound", OffsetDateTime.class).toInstant(), rs.getBoolean("detaching"))).list();
+    }
+
+    /**
+     * A new table attached as the partition [lower, upper): attaching locks the parent only against other schema
+     * changes (SHARE UPDATE EXCLUSIVE), where CREATE TABLE ... PARTITION OF would stop every insert meanwhile. The
+     * bounds are instants the service computed, never client input.
+     */
+    private void attach(JdbcClient db, Instant lower, Instant upper) {
+        String name = "lease_event_" + NAME.format(lower);
+        db.sql("CREATE TABLE IF NOT EXISTS " + name + " (LIKE lease_event INCLUDING DEFAULTS INCLUDING CONSTRAINTS)").update();
+        db.sql("ALTER TABLE lease_event ATTACH PARTITION " + name
+                + " FOR VALUES FROM ('" + lower + "') TO ('" + upper + "')").update();
+        log.debug("Audit partition {} made for leases acquired in [{}, {})", name, lower, upper);
+    }
+
+    private Instant alignedDown(Instant instant) {
+        long widthMillis = width.toMillis();
+        return Instant.ofEpochMilli(Math.floorDiv(instant.toEpochMilli(), widthMillis) * widthMillis);
+    }
+
+    private static Instant now(JdbcClient db) {
+        return db.sql("SELECT lease_now()").query(OffsetDateTime.class).single().toInstant();
+    }
+
+    private static OffsetDateTime at(Instant instant) {
+        return instant.atOffset(ZoneOffset.UTC);
+    }
+
+    /**
+     * Runs {@code work} on one connection holding this job's advisory lock (waiting for another instance's run to
+     * end), in autocommit: a concurrent detach cannot run inside a transaction.
+     */
+    private <T> T locked(Function<JdbcClient, T> work) {
+        return jdbc.execute((ConnectionCallback<T>) connection -> {
+            JdbcClient db = JdbcClient.create(new SingleConnectionDataSource(connection, true));
+            db.sql("SELECT pg_advisory_lock(:lock)").param("lock", LOCK).query().listOfRows();
+            try {
+                return work.apply(db);
+            } finally {
+                db.sql("SELECT pg_advisory_unlock(:lock)").param("lock", LOCK).query().listOfRows();
+            }
+        });
+    }
+}
