@@ -73,7 +73,8 @@ public class LeaseOperations {
      * notifies). A key busy and already marked watched for as long as this request may wait is looked at
      * without its lock, and the row written without it: the try then neither queues on the key's row lock nor
      * delays the holder's transitions. A retry (the same Idempotency-Key and request) first adopts a lease
-     * granted to its first request's row that was never answered.
+     * granted to its first request's row that was never answered. The same Idempotency-Key with a different
+     * request, while a row of the first is in the queue, is 422 IDEMPOTENCY_KEY_REUSED.
      */
     @Transactional
     public AcquireResult acquireOrQueue(AcquireCommand command, Caller caller, UUID waiterId,
@@ -98,7 +99,11 @@ public class LeaseOperations {
             if (watched.isEmpty()) {
                 store.watchKey(busy.keyId(), watchSeconds, watchHorizon);
             }
-            store.queue(waiterId, busy.keyId(), command, leaseTraceId(command, caller), caller, idempotency);
+            if (!store.queue(waiterId, busy.keyId(), command, leaseTraceId(command, caller), caller, idempotency)) {
+                // The idempotency record could not refuse it: a busy try gives its claim up, and its row stays.
+                throw new ApiException(ErrorCode.IDEMPOTENCY_KEY_REUSED,
+                        "This Idempotency-Key was used for a different request.");
+            }
         }
         return result;
     }

@@ -77,23 +77,43 @@ class LeaseStore {
      * would not cover the :seconds the request may still wait: most waits read it and write nothing.
      */
 
-    /** A watch of a lease marks its key; the key row is written (and locked) only when the mark is short. */
+    /**
+     * A watch of a lease marks its key; the key row is locked and written only when the mark is short. Locked
+     * first (a concurrent watch's longer mark, re-read at the lock, leaves nothing to mark), so that a short
+     * mark not written tells itself from one already long enough: the key and the counts of the keys to mark
+     * and marked.
+     */
     private static final String WATCH_KEY_OF_LEASE = """
             WITH by_id AS MATERIALIZED (SELECT key_id, tenant FROM lease WHERE id = :leaseId),
-            watched AS (
-                UPDATE lease_key k SET watched_until = lease_now() + make_interval(secs => :horizon)
-                FROM by_id l
-                WHERE k.id = l.key_id AND l.tenant = :tenant
+            to_mark AS MATERIALIZED (
+                SELECT k.id FROM by_id l JOIN lease_key k ON k.id = l.key_id
+                WHERE l.tenant = :tenant
                   AND (k.watched_until IS NULL OR k.watched_until < lease_now() + make_interval(secs => :seconds))
+                FOR NO KEY UPDATE OF k
+            ), marked AS (
+                UPDATE lease_key k SET watched_until = lease_now() + make_interval(secs => :horizon)
+                FROM to_mark m WHERE k.id = m.id
+                RETURNING 1
             )
-            SELECT key_id FROM by_id WHERE tenant = :tenant
+            SELECT key_id, (SELECT count(*) FROM to_mark) AS to_mark, (SELECT count(*) FROM marked) AS marked
+            FROM by_id WHERE tenant = :tenant
             """;
 
-    /** The same for a key already locked by a waiting acquire's transaction. */
+    /**
+     * The same for a key already locked by a waiting acquire's transaction: the counts of the keys to mark
+     * (none when the mark is long enough) and marked.
+     */
     private static final String WATCH_KEY = """
-            UPDATE lease_key SET watched_until = lease_now() + make_interval(secs => :horizon)
-            WHERE id = :keyId
-              AND (watched_until IS NULL OR watched_until < lease_now() + make_interval(secs => :seconds))
+            WITH to_mark AS MATERIALIZED (
+                SELECT id FROM lease_key
+                WHERE id = :keyId
+                  AND (watched_until IS NULL OR watched_until < lease_now() + make_interval(secs => :seconds))
+            ), marked AS (
+                UPDATE lease_key k SET watched_until = lease_now() + make_interval(secs => :horizon)
+                FROM to_mark m WHERE k.id = m.id
+                RETURNING 1
+            )
+            SELECT (SELECT count(*) FROM to_mark) AS to_mark, (SELECT count(*) FROM marked) AS marked
             """;
 
     /**
@@ -185,23 +205,49 @@ class LeaseStore {
      * A waiting acquire's row in its key's queue, written once, when a try first finds the key busy; the
      * row's wait ends with the request's. A retry of the same request (Idempotency-Key and fingerprint) takes
      * over the row its first request left (that request failed, or its client gave up on it): the row gets
-     * the retry's id and wait, and keeps its place.
+     * the retry's id and wait, and keeps its place. A row of the same Idempotency-Key whose request differs (a
+     * key reused while its first request waits, or for a grant that request left) is not taken over: nothing
+     * is written, which is ordinary, and the statement returns that row's fingerprint to tell it from a write
+     * that was swallowed. The row is read in the statement's snapshot, which holds every row of the key: the
+     * tries of one Idempotency-Key run one after another, each holding its claim (IdempotencyStore) until
+     * it commits.
      */
     private static final String QUEUE = """
-            INSERT INTO lease_waiter (id, key_id, wait_until, tenant, owner, holder, ttl_seconds,
-                                      max_lifetime_seconds, lock_delay_seconds, job_id, trace_id, metadata,
-                                      request_id, request_trace_id, idempotency_key, fingerprint)
-            VALUES (:waiterId, :keyId, lease_now() + make_interval(secs => :waitSeconds), :tenant, :principal,
-                    :holder, :ttl, :maxLifetime, :lockDelay, :jobId, :leaseTraceId, CAST(:metadata AS jsonb),
-                    :requestId, :traceId, :idempotencyKey, :fingerprint)
-            ON CONFLICT (tenant, owner, idempotency_key) WHERE idempotency_key IS NOT NULL
-            DO UPDATE SET id = EXCLUDED.id, wait_until = EXCLUDED.wait_until
-            WHERE lease_waiter.fingerprint = EXCLUDED.fingerprint
+            WITH queued AS (
+                INSERT INTO lease_waiter (id, key_id, wait_until, tenant, owner, holder, ttl_seconds,
+                                          max_lifetime_seconds, lock_delay_seconds, job_id, trace_id, metadata,
+                                          request_id, request_trace_id, idempotency_key, fingerprint)
+                VALUES (:waiterId, :keyId, lease_now() + make_interval(secs => :waitSeconds), :tenant, :principal,
+                        :holder, :ttl, :maxLifetime, :lockDelay, :jobId, :leaseTraceId, CAST(:metadata AS jsonb),
+                        :requestId, :traceId, :idempotencyKey, :fingerprint)
+                ON CONFLICT (tenant, owner, idempotency_key) WHERE idempotency_key IS NOT NULL
+                DO UPDATE SET id = EXCLUDED.id, wait_until = EXCLUDED.wait_until
+                WHERE lease_waiter.fingerprint = EXCLUDED.fingerprint
+                RETURNING 1
+            )
+            SELECT (SELECT count(*) FROM queued) AS queued,
+                   (SELECT fingerprint FROM lease_waiter
+                    WHERE tenant = :tenant AND owner = :principal AND idempotency_key = :idempotencyKey) AS fingerprint
             """;
 
-    /** The lease a hand-over granted to this waiting acquire's row, if one did; the row leaves the queue then. */
+    /*
+     * The statements that take a row out of the queue lock the rows they find first, and then delete those:
+     * a row gone meanwhile (adopted, or taken over by a retry under a new id) is not found, which is ordinary,
+     * while a row found and not deleted contradicts the statement. So each returns what it found with the
+     * count of rows it deleted.
+     */
+
+    /**
+     * The lease a hand-over granted to this waiting acquire's row, if one did; the row leaves the queue then.
+     * No row when none was granted (yet); else the lease and the rows deleted.
+     */
     private static final String TAKE_GRANT = """
-            DELETE FROM lease_waiter WHERE id = :waiterId AND lease_id IS NOT NULL RETURNING lease_id
+            WITH granted AS MATERIALIZED (
+                SELECT id, lease_id FROM lease_waiter WHERE id = :waiterId AND lease_id IS NOT NULL FOR UPDATE
+            ), taken AS (
+                DELETE FROM lease_waiter w USING granted g WHERE w.id = g.id RETURNING 1
+            )
+            SELECT lease_id, (SELECT count(*) FROM taken) AS deleted FROM granted
             """;
 
     /**
@@ -214,28 +260,62 @@ class LeaseStore {
             FROM handed w JOIN lease l ON l.id = w.lease_id JOIN lease_key k ON k.id = l.key_id
             """.formatted(COLUMNS);
 
-    /** A waiting acquire leaves its key's queue: returns the lease a hand-over granted it, if one did. */
-    private static final String LEAVE_QUEUE = "DELETE FROM lease_waiter WHERE id = :waiterId RETURNING lease_id";
+    /**
+     * A waiting acquire leaves its key's queue: the lease a hand-over granted it (null: none) and the rows
+     * deleted; no row when its row is gone (a retry took it over).
+     */
+    private static final String LEAVE_QUEUE = """
+            WITH queued AS MATERIALIZED (
+                SELECT id, lease_id FROM lease_waiter WHERE id = :waiterId FOR UPDATE
+            ), gone AS (
+                DELETE FROM lease_waiter w USING queued q WHERE w.id = q.id RETURNING 1
+            )
+            SELECT lease_id, (SELECT count(*) FROM gone) AS deleted FROM queued
+            """;
 
-    /** The same, unless a hand-over granted the row a lease: that row stays for a retry to adopt. */
-    private static final String LEAVE_QUEUE_UNGRANTED = "DELETE FROM lease_waiter WHERE id = :waiterId AND lease_id IS NULL";
+    /**
+     * The same, unless a hand-over granted the row a lease: that row stays for a retry to adopt. The counts of
+     * the ungranted rows found and deleted.
+     */
+    private static final String LEAVE_QUEUE_UNGRANTED = """
+            WITH queued AS MATERIALIZED (
+                SELECT id FROM lease_waiter WHERE id = :waiterId AND lease_id IS NULL FOR UPDATE
+            ), gone AS (
+                DELETE FROM lease_waiter w USING queued q WHERE w.id = q.id RETURNING 1
+            )
+            SELECT (SELECT count(*) FROM queued) AS queued, (SELECT count(*) FROM gone) AS deleted
+            """;
 
     /**
      * A retry of a waiting acquire adopts the lease granted to its first request's row (same Idempotency-Key
-     * and request) when that request never answered, for example because its instance stopped.
+     * and request) when that request never answered, for example because its instance stopped. No row when
+     * there is no such grant; else the lease and the rows deleted.
      */
     private static final String ADOPT = """
-            DELETE FROM lease_waiter
-            WHERE tenant = :tenant AND owner = :principal AND idempotency_key = :idempotencyKey
-              AND fingerprint = :fingerprint AND lease_id IS NOT NULL
-            RETURNING lease_id
+            WITH granted AS MATERIALIZED (
+                SELECT id, lease_id FROM lease_waiter
+                WHERE tenant = :tenant AND owner = :principal AND idempotency_key = :idempotencyKey
+                  AND fingerprint = :fingerprint AND lease_id IS NOT NULL
+                FOR UPDATE
+            ), adopted AS (
+                DELETE FROM lease_waiter w USING granted g WHERE w.id = g.id RETURNING 1
+            )
+            SELECT lease_id, (SELECT count(*) FROM adopted) AS deleted FROM granted
             """;
 
-    /** Rows whose request never answered (its instance stopped), a while after their wait ran out. */
+    /**
+     * Rows whose request never answered (its instance stopped), a while after their wait ran out: the counts of
+     * the rows found and deleted.
+     */
     private static final String DELETE_ABANDONED_WAITERS = """
-            DELETE FROM lease_waiter
-            WHERE id IN (SELECT id FROM lease_waiter WHERE wait_until < lease_now() - interval '1 minute'
-                         LIMIT :batchSize)
+            WITH abandoned AS MATERIALIZED (
+                SELECT id FROM lease_waiter WHERE wait_until < lease_now() - interval '1 minute'
+                LIMIT :batchSize
+                FOR UPDATE
+            ), gone AS (
+                DELETE FROM lease_waiter w USING abandoned a WHERE w.id = a.id RETURNING 1
+            )
+            SELECT (SELECT count(*) FROM abandoned) AS abandoned, (SELECT count(*) FROM gone) AS deleted
             """;
 
     /**
@@ -510,12 +590,19 @@ class LeaseStore {
     /** A watch of a lease of this tenant marks its key watched for {@code seconds}; empty: no such lease. */
     Optional<Long> watchKeyOfLease(UUID leaseId, String tenant, int seconds, int horizon) {
         return jdbc.sql(WATCH_KEY_OF_LEASE).param("leaseId", leaseId).param("tenant", tenant)
-                .param("seconds", seconds).param("horizon", horizon).query(Long.class).optional();
+                .param("seconds", seconds).param("horizon", horizon).query((rs, n) -> {
+                    requireWritten("WATCH_KEY_OF_LEASE", "the key of lease " + leaseId, rs.getLong("to_mark"),
+                            rs.getLong("marked"));
+                    return rs.getLong("key_id");
+                }).optional();
     }
 
     /** With the key locked: a waiting acquire marks it watched for {@code seconds}. */
     void watchKey(long keyId, int seconds, int horizon) {
-        jdbc.sql(WATCH_KEY).param("keyId", keyId).param("seconds", seconds).param("horizon", horizon).update();
+        jdbc.sql(WATCH_KEY).param("keyId", keyId).param("seconds", seconds).param("horizon", horizon)
+                .query(rs -> {
+                    requireWritten("WATCH_KEY", "key " + keyId, rs.getLong("to_mark"), rs.getLong("marked"));
+                });
     }
 
     /** A waiting acquire's unlocked look at the key: empty when the key does not exist yet. */
@@ -566,24 +653,38 @@ class LeaseStore {
         }).single();
     }
 
-    /** Writes a waiting acquire's row in its key's queue (once: a second call for the same id does nothing). */
-    void queue(UUID waiterId, long keyId, AcquireCommand command, String leaseTraceId, Caller caller,
-               IdempotencyStore.Request idempotency) {
-        int queued = jdbc.sql(QUEUE).params(asked(keyId, command, leaseTraceId, caller))
+    /**
+     * Writes a waiting acquire's row in its key's queue, or takes over the row its first request left; false
+     * when the row of its Idempotency-Key belongs to a different request (nothing written).
+     */
+    boolean queue(UUID waiterId, long keyId, AcquireCommand command, String leaseTraceId, Caller caller,
+                  IdempotencyStore.Request idempotency) {
+        String fingerprint = idempotency == null ? null : idempotency.fingerprint();
+        return jdbc.sql(QUEUE).params(asked(keyId, command, leaseTraceId, caller))
                 .param("waiterId", waiterId)
                 .param("waitSeconds", command.waitSeconds())
                 .param("idempotencyKey", idempotency == null ? null : idempotency.key())
-                .param("fingerprint", idempotency == null ? null : idempotency.fingerprint())
-                .update();
-        // None: a row of the same Idempotency-Key with another request, which the idempotency record refused first.
-        if (queued != 1) {
-            throw contradiction("QUEUE", "waiting row " + waiterId + " of key " + keyId, "it wrote " + queued + " rows");
-        }
+                .param("fingerprint", fingerprint)
+                .query((rs, n) -> {
+                    long queued = rs.getLong("queued");
+                    String found = rs.getString("fingerprint");
+                    if (queued == 0 && found != null && !found.equals(fingerprint)) {
+                        return false;
+                    }
+                    if (queued != 1) {
+                        throw contradiction("QUEUE", "waiting row " + waiterId + " of key " + keyId, "it wrote " + queued
+                                + " rows" + (found == null ? "" : ", though the row it found was its request's"));
+                    }
+                    return true;
+                }).single();
     }
 
     /** The lease a hand-over granted to this waiting acquire, if one did, deleting its row then. */
     Optional<UUID> takeGrant(UUID waiterId) {
-        return jdbc.sql(TAKE_GRANT).param("waiterId", waiterId).query(UUID.class).optional();
+        return jdbc.sql(TAKE_GRANT).param("waiterId", waiterId).query((rs, n) -> {
+            requireWritten("TAKE_GRANT", "waiting row " + waiterId, 1, rs.getLong("deleted"));
+            return rs.getObject("lease_id", UUID.class);
+        }).optional();
     }
 
     /** The lease a hand-over granted to this waiting acquire, if one did, as it is now; the row stays. */
@@ -593,25 +694,38 @@ class LeaseStore {
 
     /** Deletes the waiting acquire's row; returns the lease a hand-over granted it, if one did. */
     Optional<UUID> leaveQueue(UUID waiterId) {
-        return jdbc.sql(LEAVE_QUEUE).param("waiterId", waiterId).query((rs, n) -> rs.getObject("lease_id", UUID.class))
-                .optional().flatMap(Optional::ofNullable);
+        return jdbc.sql(LEAVE_QUEUE).param("waiterId", waiterId).query((rs, n) -> {
+            requireWritten("LEAVE_QUEUE", "waiting row " + waiterId, 1, rs.getLong("deleted"));
+            return Optional.ofNullable(rs.getObject("lease_id", UUID.class));
+        }).optional().flatMap(granted -> granted);
     }
 
     /** Deletes the waiting acquire's row unless a hand-over granted it a lease. */
     void leaveQueueUngranted(UUID waiterId) {
-        jdbc.sql(LEAVE_QUEUE_UNGRANTED).param("waiterId", waiterId).update();
+        jdbc.sql(LEAVE_QUEUE_UNGRANTED).param("waiterId", waiterId).query(rs -> {
+            requireWritten("LEAVE_QUEUE_UNGRANTED", "waiting row " + waiterId, rs.getLong("queued"),
+                    rs.getLong("deleted"));
+        });
     }
 
     /** A retry's adoption of the lease granted to its first request's row, which never answered. */
     Optional<UUID> adopt(IdempotencyStore.Request request) {
         return jdbc.sql(ADOPT).param("tenant", request.tenant()).param("principal", request.subject())
                 .param("idempotencyKey", request.key()).param("fingerprint", request.fingerprint())
-                .query(UUID.class).optional();
+                .query((rs, n) -> {
+                    requireWritten("ADOPT", "the granted waiting row of a retry by " + request.subject(), 1,
+                            rs.getLong("deleted"));
+                    return rs.getObject("lease_id", UUID.class);
+                }).optional();
     }
 
     /** Deletes up to {@code batchSize} rows of waiting acquires that never answered; returns how many. */
     int deleteAbandonedWaiters(int batchSize) {
-        return jdbc.sql(DELETE_ABANDONED_WAITERS).param("batchSize", batchSize).update();
+        return jdbc.sql(DELETE_ABANDONED_WAITERS).param("batchSize", batchSize).query((rs, n) -> {
+            long deleted = rs.getLong("deleted");
+            requireWritten("DELETE_ABANDONED_WAITERS", "a sweeper batch", rs.getLong("abandoned"), deleted);
+            return Math.toIntExact(deleted);
+        }).single();
     }
 
     private Map<String, Object> asked(long keyId, AcquireCommand command, String leaseTraceId, Caller caller) {
@@ -831,6 +945,17 @@ class LeaseStore {
                     written.delays(), written.delaysDue());
         }
         return written.transition();
+    }
+
+    /**
+     * A statement that locked (or holds the key's lock on) the rows it found to write wrote every one of them:
+     * none could change or go meanwhile, so fewer means a write was swallowed.
+     */
+    private static void requireWritten(String statement, String subject, long found, long written) {
+        if (written != found) {
+            throw contradiction(statement, subject, "it found " + found + " rows to write under their lock but wrote "
+                    + written);
+        }
     }
 
     /** Every lease a statement changed has its one event, and every lock-delay it should start was written. */

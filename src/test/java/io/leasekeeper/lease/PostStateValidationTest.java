@@ -2,15 +2,27 @@ package io.leasekeeper.lease;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.leasekeeper.support.Api;
 import io.leasekeeper.support.IntegrationTest;
 import io.leasekeeper.sweeper.LeaseSweeper;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -18,6 +30,7 @@ import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.test.context.TestPropertySource;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Post-state validation (docs/design.md, "Post-state validation"): a write statement whose row counts contradict
@@ -25,36 +38,66 @@ import tools.jackson.databind.JsonNode;
  * BEFORE trigger, created by the test on one table for this test's tenant only (other tenants' writes pass) and
  * dropped in a finally, returns NULL, which silently skips the row. The request must answer 500 INTERNAL_ERROR,
  * log the statement that contradicted itself, and leave nothing half-written: the transaction rolled back, no
- * event without its transition and no transition without its event.
+ * event without its transition and no transition without its event. The statements of waiting acquires and
+ * watches (the queue's rows, the keys' watch marks) are made to change nothing the same way; a statement whose
+ * nothing is ordinary (a queue row of another request under the same Idempotency-Key) is told apart from one
+ * whose write was swallowed.
  */
 @ExtendWith(OutputCaptureExtension.class)
 @TestPropertySource(properties = {"leasekeeper.sweeper.batch-size=25", "leasekeeper.sweeper.workers=4"})
 class PostStateValidationTest extends IntegrationTest {
 
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
     @Autowired
     LeaseSweeper sweeper;
+
+    /** The clients of waiting acquires that the test answers later. */
+    private final ExecutorService clients = Executors.newVirtualThreadPerTaskExecutor();
+
+    /**
+     * No queue row of this test is left to the sweeper's cleanup (or to other tests' counts of abandoned rows):
+     * a granted waiting acquire without Idempotency-Key leaves its row, and some tests leave one on purpose.
+     */
+    @AfterEach
+    void deleteQueueRows() {
+        clients.shutdownNow();
+        jdbc.sql("DELETE FROM lease_waiter WHERE tenant = :t").param("t", tenant).update();
+    }
 
     /**
      * Runs {@code action} while a BEFORE {@code operation} trigger on {@code table} skips every row of this test's
      * tenant for which {@code condition} (over NEW and OLD) holds; the trigger is gone afterwards, whatever happens.
      */
     private <T> T whileSkipped(String table, String operation, String condition, Supplier<T> action) {
+        return whileTriggered(table, operation, """
+                IF %s THEN
+                    RETURN NULL;
+                END IF;
+                IF TG_OP = 'DELETE' THEN
+                    RETURN OLD;
+                END IF;
+                RETURN NEW;""".formatted(condition), action);
+    }
+
+    /**
+     * Runs {@code action} while a BEFORE {@code operation} trigger on {@code table} runs {@code body} (PL/pgSQL)
+     * for every row; the trigger is gone afterwards, whatever happens.
+     */
+    private <T> T whileTriggered(String table, String operation, String body, Supplier<T> action) {
         jdbc.sql("""
-                CREATE FUNCTION post_state_skip() RETURNS trigger LANGUAGE plpgsql AS $$
+                CREATE FUNCTION post_state_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
                 BEGIN
-                    IF %s THEN
-                        RETURN NULL;
-                    END IF;
-                    RETURN NEW;
+                    %s
                 END $$
-                """.formatted(condition)).update();
+                """.formatted(body)).update();
         try {
-            jdbc.sql("CREATE TRIGGER post_state_skip BEFORE " + operation + " ON " + table
-                    + " FOR EACH ROW EXECUTE FUNCTION post_state_skip()").update();
+            jdbc.sql("CREATE TRIGGER post_state_trigger BEFORE " + operation + " ON " + table
+                    + " FOR EACH ROW EXECUTE FUNCTION post_state_trigger()").update();
             return action.get();
         } finally {
-            jdbc.sql("DROP TRIGGER IF EXISTS post_state_skip ON " + table).update();
-            jdbc.sql("DROP FUNCTION post_state_skip()").update();
+            jdbc.sql("DROP TRIGGER IF EXISTS post_state_trigger ON " + table).update();
+            jdbc.sql("DROP FUNCTION post_state_trigger()").update();
         }
     }
 
@@ -248,5 +291,273 @@ class PostStateValidationTest extends IntegrationTest {
         assertInternalError(acquire, output, "EXPIRE");
         assertThat(leasesOfTenant()).isEqualTo(before);
         assertThat(eventTypes(id)).containsExactly("ACQUIRED");
+    }
+
+    @Test
+    void aKeyWhoseRowIsNotMadeIsAnErrorNotASuccess(CapturedOutput output) {
+        Api.Response acquire = whileSkipped("lease_key", "INSERT", ofTenant("NEW"),
+                () -> acquire(writer("alice"), "new-key", "job", "h", 30));
+
+        assertInternalError(acquire, output, "INSERT_KEY_IF_ABSENT");
+        assertThat(jdbc.sql("SELECT count(*) FROM lease_key WHERE tenant = :t").param("t", tenant)
+                .query(Long.class).single()).isZero();
+        assertThat(leasesOfTenant()).isEmpty();
+    }
+
+    /** A waiting acquire's request, with an Idempotency-Key or none. */
+    private HttpRequest.Builder waitingRequest(String target, int waitSeconds, String idempotencyKey) {
+        Map<String, Object> body = new HashMap<>(Api.acquireBody(target, "job", "h", 30));
+        body.put("waitSeconds", waitSeconds);
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/leases"))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)));
+        return idempotencyKey == null ? request : request.header("Idempotency-Key", idempotencyKey);
+    }
+
+    private Api.Response waitingAcquire(String token, String target, int waitSeconds, String idempotencyKey) {
+        return api.send(waitingRequest(target, waitSeconds, idempotencyKey), token);
+    }
+
+    /** A waiting acquire whose answer the test takes later ({@link #answerOf}). */
+    private CompletableFuture<Api.Response> waitingAcquireAsync(String token, String target, int waitSeconds,
+                                                                String idempotencyKey) {
+        return CompletableFuture.supplyAsync(() -> waitingAcquire(token, target, waitSeconds, idempotencyKey), clients);
+    }
+
+    private static Api.Response answerOf(CompletableFuture<Api.Response> request) {
+        return request.orTimeout(30, TimeUnit.SECONDS).join();
+    }
+
+    /** This tenant's queue rows in arrival order: id, lease granted (null while waiting), wait. */
+    private List<Map<String, Object>> queueOfTenant() {
+        return jdbc.sql("""
+                SELECT CAST(id AS text) AS id, CAST(lease_id AS text) AS lease_id, wait_until FROM lease_waiter
+                WHERE tenant = :t ORDER BY position
+                """).param("t", tenant).query().listOfRows();
+    }
+
+    /** Until this tenant's key queues hold {@code rows} rows: a waiting acquire has queued once its try committed. */
+    private void awaitQueueRows(int rows) {
+        await().atMost(Duration.ofSeconds(10)).until(() -> queueOfTenant().size() == rows);
+    }
+
+    private long watchMarksOfTenant() {
+        return jdbc.sql("SELECT count(*) FROM lease_key WHERE tenant = :t AND watched_until IS NOT NULL")
+                .param("t", tenant).query(Long.class).single();
+    }
+
+    private List<String> activeOwners() {
+        return jdbc.sql("SELECT owner FROM lease WHERE tenant = :t AND state = 'active' ORDER BY fencing_token")
+                .param("t", tenant).query(String.class).list();
+    }
+
+    private static String id(JsonNode lease) {
+        return lease.get("leaseId").asString();
+    }
+
+    private static long token(JsonNode lease) {
+        return lease.get("fencingToken").asLong();
+    }
+
+    @Test
+    void aWaitingAcquireWhoseWatchMarkIsNotWrittenIsAnErrorNotASuccess(CapturedOutput output) {
+        granted(writer("alice"), "watched");
+        List<Map<String, Object>> before = leasesOfTenant();
+
+        Api.Response waiting = whileSkipped("lease_key", "UPDATE", ofTenant("OLD"),
+                () -> waitingAcquire(writer("bob"), "watched", 1, null));
+
+        // Unmarked, the release would neither hand the key over nor notify: bob would wait for nothing.
+        assertInternalError(waiting, output, "WATCH_KEY");
+        assertThat(watchMarksOfTenant()).isZero();
+        assertThat(queueOfTenant()).isEmpty();
+        assertThat(leasesOfTenant()).isEqualTo(before);
+    }
+
+    @Test
+    void aWatchWhoseMarkIsNotWrittenIsAnErrorNotASuccess(CapturedOutput output) {
+        JsonNode lease = granted(writer("alice"), "watch");
+
+        Api.Response watch = whileSkipped("lease_key", "UPDATE", ofTenant("OLD"),
+                () -> api.get("/v1/leases/" + id(lease) + "?waitSeconds=1", reader("carol")));
+
+        assertInternalError(watch, output, "WATCH_KEY_OF_LEASE");
+        assertThat(watchMarksOfTenant()).isZero();
+    }
+
+    @Test
+    void aWaitingAcquireWhoseQueueRowIsNotWrittenIsAnErrorNotASuccess(CapturedOutput output) {
+        granted(writer("alice"), "queued");
+        List<Map<String, Object>> before = leasesOfTenant();
+
+        Api.Response waiting = whileSkipped("lease_waiter", "INSERT", ofTenant("NEW"),
+                () -> waitingAcquire(writer("bob"), "queued", 20, null));
+
+        assertInternalError(waiting, output, "QUEUE");
+        assertThat(queueOfTenant()).isEmpty();
+        assertThat(watchMarksOfTenant()).as("the key's watch mark, written in the same try").isZero();
+        assertThat(leasesOfTenant()).isEqualTo(before);
+    }
+
+    @Test
+    void aWaitingAcquireReusingTheIdempotencyKeyOfAQueuedRequestIsRefusedNotAnError(CapturedOutput output) {
+        JsonNode held = granted(writer("alice"), "reused");
+        CompletableFuture<Api.Response> first = waitingAcquireAsync(writer("bob"), "reused", 20, "reused-1");
+        awaitQueueRows(1);
+        List<Map<String, Object>> queued = queueOfTenant();
+
+        // Another request (it waits less) under the same key: QUEUE takes no row over and writes nothing.
+        Api.Response other = waitingAcquire(writer("bob"), "reused", 19, "reused-1");
+
+        assertThat(other.status()).as(other.raw()).isEqualTo(422);
+        assertThat(other.code()).isEqualTo("IDEMPOTENCY_KEY_REUSED");
+        assertThat(output.getOut() + output.getErr()).doesNotContain("LeaseStore.QUEUE on ");
+        assertThat(queueOfTenant()).isEqualTo(queued);
+        assertThat(release(writer("alice"), id(held), token(held)).status()).isEqualTo(200);
+        assertThat(answerOf(first).status()).isEqualTo(201);
+    }
+
+    @Test
+    void aHandOverThatUpdatesNoQueueRowIsAnErrorNotASuccess(CapturedOutput output) {
+        JsonNode held = granted(writer("alice"), "handed");
+        CompletableFuture<Api.Response> bob = waitingAcquireAsync(writer("bob"), "handed", 20, null);
+        awaitQueueRows(1);
+        List<Map<String, Object>> leases = leasesOfTenant();
+        List<Map<String, Object>> queued = queueOfTenant();
+
+        Api.Response release = whileSkipped("lease_waiter", "UPDATE", ofTenant("OLD"),
+                () -> release(writer("alice"), id(held), token(held)));
+
+        assertInternalError(release, output, "HAND_OVER");
+        assertThat(leasesOfTenant()).isEqualTo(leases);
+        assertThat(eventTypes(id(held))).containsExactly("ACQUIRED");
+        assertThat(queueOfTenant()).as("bob's row, still waiting").isEqualTo(queued);
+        // The queue as it was: the next release hands the key to bob.
+        assertThat(release(writer("alice"), id(held), token(held)).status()).isEqualTo(200);
+        Api.Response granted = answerOf(bob);
+        assertThat(granted.status()).as(granted.raw()).isEqualTo(201);
+        assertThat(granted.body().get("owner").asString()).isEqualTo("bob");
+    }
+
+    @Test
+    void aWaitingAcquireThatDeletesNoRowOfItsGrantIsAnErrorNotASuccess(CapturedOutput output) {
+        JsonNode held = granted(writer("alice"), "take");
+        CompletableFuture<Api.Response> bob = waitingAcquireAsync(writer("bob"), "take", 20, "take-1");
+        awaitQueueRows(1);
+
+        // The release hands the key to bob's row and wakes him; his try takes the grant with his row.
+        Api.Response answer = whileSkipped("lease_waiter", "DELETE", ofTenant("OLD") + " AND OLD.lease_id IS NOT NULL",
+                () -> {
+                    assertThat(release(writer("alice"), id(held), token(held)).status()).isEqualTo(200);
+                    return answerOf(bob);
+                });
+
+        assertInternalError(answer, output, "TAKE_GRANT");
+        // The hand-over committed with the release; bob's try rolled back: his row keeps the lease granted to it.
+        List<Map<String, Object>> queued = queueOfTenant();
+        assertThat(queued).hasSize(1);
+        String handed = (String) queued.getFirst().get("lease_id");
+        assertThat(handed).isNotNull();
+        assertThat(activeOwners()).containsExactly("bob");
+        assertThat(eventTypes(id(held))).containsExactly("ACQUIRED", "RELEASED");
+        assertThat(eventTypes(handed)).containsExactly("ACQUIRED");
+        // Its retry adopts that lease.
+        Api.Response retry = waitingAcquire(writer("bob"), "take", 20, "take-1");
+        assertThat(retry.status()).as(retry.raw()).isEqualTo(201);
+        assertThat(retry.body().get("leaseId").asString()).isEqualTo(handed);
+        assertThat(queueOfTenant()).isEmpty();
+    }
+
+    @Test
+    void aRetryThatDeletesNoRowOfTheGrantItAdoptsIsAnErrorNotASuccess(CapturedOutput output) {
+        JsonNode held = granted(writer("alice"), "adopt");
+        // Bob's first request queues a row no request answers for, as if its instance had stopped: the row gets
+        // another id as it is written (and a wait that outlasts the request's); the request answers at its deadline.
+        Api.Response first = whileTriggered("lease_waiter", "INSERT", """
+                IF NEW.tenant = '%s' THEN
+                    NEW.id := gen_random_uuid();
+                    NEW.wait_until := NEW.wait_until + interval '60 seconds';
+                END IF;
+                RETURN NEW;""".formatted(tenant), () -> waitingAcquire(writer("bob"), "adopt", 1, "adopt-1"));
+        assertThat(first.status()).as(first.raw()).isEqualTo(409);
+        assertThat(release(writer("alice"), id(held), token(held)).status()).isEqualTo(200);
+        String handed = (String) queueOfTenant().getFirst().get("lease_id");
+        assertThat(handed).as("the lease handed to the orphaned row").isNotNull();
+        List<Map<String, Object>> leases = leasesOfTenant();
+        List<Map<String, Object>> queued = queueOfTenant();
+
+        Api.Response retry = whileSkipped("lease_waiter", "DELETE", ofTenant("OLD"),
+                () -> waitingAcquire(writer("bob"), "adopt", 1, "adopt-1"));
+
+        assertInternalError(retry, output, "ADOPT");
+        assertThat(leasesOfTenant()).isEqualTo(leases);
+        assertThat(queueOfTenant()).isEqualTo(queued);
+        assertThat(eventTypes(handed)).containsExactly("ACQUIRED");
+        Api.Response adopted = waitingAcquire(writer("bob"), "adopt", 1, "adopt-1");
+        assertThat(adopted.status()).as(adopted.raw()).isEqualTo(201);
+        assertThat(adopted.body().get("leaseId").asString()).isEqualTo(handed);
+        assertThat(queueOfTenant()).isEmpty();
+    }
+
+    @Test
+    void aWaitingAcquireThatDeletesNoQueueRowAtItsDeadlineIsAnErrorNotASuccess(CapturedOutput output) {
+        granted(writer("alice"), "leave");
+        List<Map<String, Object>> before = leasesOfTenant();
+
+        Api.Response waiting = whileSkipped("lease_waiter", "DELETE", ofTenant("OLD"),
+                () -> waitingAcquire(writer("bob"), "leave", 1, null));
+
+        // Left in the queue, the row could be handed a lease no request answers for.
+        assertInternalError(waiting, output, "LEAVE_QUEUE");
+        assertThat(leasesOfTenant()).isEqualTo(before);
+        assertThat(queueOfTenant()).as("bob's row, its deletion rolled back").hasSize(1)
+                .allSatisfy(row -> assertThat(row.get("lease_id")).isNull());
+    }
+
+    @Test
+    void aWaitingAcquireWhoseClientHasGoneAndThatDeletesNoQueueRowIsAnError(CapturedOutput output) {
+        granted(writer("alice"), "gone");
+        List<Map<String, Object>> before = leasesOfTenant();
+
+        whileSkipped("lease_waiter", "DELETE", ofTenant("OLD"), () -> {
+            // Bob's client gives up after half a second; the request asked to wait 20, under an Idempotency-Key.
+            try (HttpClient impatient = HttpClient.newHttpClient()) {
+                CompletableFuture<HttpResponse<String>> gaveUp = impatient.sendAsync(
+                        waitingRequest("gone", 20, "gone-1").header("Authorization", "Bearer " + writer("bob"))
+                                .timeout(Duration.ofMillis(500)).build(), HttpResponse.BodyHandlers.ofString());
+                assertThat(gaveUp).failsWithin(Duration.ofSeconds(10)).withThrowableThat()
+                        .havingCause().isInstanceOf(HttpTimeoutException.class);
+            }
+            // No one reads the request's answer: its log says why it failed.
+            await().atMost(Duration.ofSeconds(10)).until(() ->
+                    (output.getOut() + output.getErr()).contains("LeaseStore.LEAVE_QUEUE_UNGRANTED on "));
+            return null;
+        });
+
+        assertThat(leasesOfTenant()).isEqualTo(before);
+        assertThat(queueOfTenant()).as("bob's row, its deletion rolled back").hasSize(1)
+                .allSatisfy(row -> assertThat(row.get("lease_id")).isNull());
+    }
+
+    @Test
+    void aSweeperBatchThatDeletesFewerAbandonedQueueRowsThanItFoundIsAnErrorNotASuccess() {
+        JsonNode held = granted(writer("alice"), "abandoned");
+        jdbc.sql("""
+                INSERT INTO lease_waiter (id, key_id, wait_until, tenant, owner, holder, ttl_seconds,
+                                          max_lifetime_seconds, lock_delay_seconds, metadata)
+                SELECT gen_random_uuid(), key_id, lease_now() - interval '61 seconds', tenant, 'bob', 'b', 30, 3600, 0, '{}'
+                FROM lease WHERE id = CAST(:id AS uuid)
+                """).param("id", id(held)).update();
+        List<Map<String, Object>> queued = queueOfTenant();
+
+        whileSkipped("lease_waiter", "DELETE", ofTenant("OLD"), () -> {
+            assertThatThrownBy(sweeper::deleteAbandonedWaiters).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("LeaseStore.DELETE_ABANDONED_WAITERS");
+            return null;
+        });
+
+        assertThat(queueOfTenant()).isEqualTo(queued);
+        sweeper.deleteAbandonedWaiters();
+        assertThat(queueOfTenant()).isEmpty();
     }
 }
