@@ -100,10 +100,14 @@ public final class Bench {
     }
 
     private ServiceProcess newService(String name, List<String> limits) throws IOException {
+        return newService(name, flags.jdbcUrl(), limits);
+    }
+
+    private ServiceProcess newService(String name, String jdbcUrl, List<String> limits) throws IOException {
         Path log = Path.of("target", "bench", name + ".log");
         Files.deleteIfExists(log);
         Files.deleteIfExists(log.resolveSibling(name + ".stderr.log"));
-        List<String> arguments = new ArrayList<>(List.of("--spring.datasource.url=" + flags.jdbcUrl(),
+        List<String> arguments = new ArrayList<>(List.of("--spring.datasource.url=" + jdbcUrl,
                 "--spring.datasource.hikari.maximum-pool-size=" + flags.poolSize(),
                 "--spring.security.oauth2.resourceserver.jwt.public-key-location=" + TestTokens.publicKeyLocation()));
         arguments.addAll(limits);
@@ -166,11 +170,13 @@ public final class Bench {
     /**
      * Retention at the cycle's full event rate (issue 17): the cycle, as fast as its clients go, on an instance
      * whose leases live at most 30 s and are kept 30 s after they end, with partitions of 10 s of acquisitions and
-     * the retention job every 5 s; the rows of {@code lease_event} and {@code lease} counted every 10 s. The target:
-     * once the first leases are past their retention, the tables stay within the bound their rate gives.
+     * the retention job every 5 s; every 10 s, the rows of {@code lease_event} and {@code lease} and how long ago
+     * the oldest of each was acquired. On a database of its own: the other workloads' instance makes partitions
+     * of a day, seven days ahead, and this instance would write into those. The target: once the first leases are
+     * past their retention, no row older than the retention allows.
      */
     private void retention() throws Exception {
-        database.reset(flags.scaleSmall());
+        Database own = database.newDatabase("leasekeeper_retention");
         List<String> settings = List.of("--leasekeeper.limits.requests-per-second-per-tenant=0",
                 "--leasekeeper.limits.pool-share-per-tenant=1",
                 "--leasekeeper.lease.max-ttl=30s", "--leasekeeper.lease.default-max-lifetime=30s",
@@ -182,7 +188,7 @@ public final class Bench {
                 "--leasekeeper.audit.cleanup-interval=" + RETENTION_INTERVAL.toSeconds() + "s");
         List<Report.TableSize> sizes = new ArrayList<>();
         HttpLoad.Window run;
-        try (ServiceProcess retaining = newService("retention", settings)) {
+        try (ServiceProcess retaining = newService("retention", own.url, settings)) {
             retaining.start();
             CpuUse retentionCpu = new CpuUse(retaining.pid(), postmasterPid);
             try (HttpLoad load = HttpLoad.start(retaining.port(), token, RETENTION_CLIENTS,
@@ -194,8 +200,10 @@ public final class Bench {
                 while (System.nanoTime() < end) {
                     Thread.sleep(RETENTION_SAMPLE);
                     sizes.add(new Report.TableSize((System.nanoTime() - start) / 1e9,
-                            database.count("SELECT count(*) FROM lease_event"), database.count("SELECT count(*) FROM lease"),
-                            database.count("SELECT count(*) FROM pg_inherits WHERE inhparent = CAST('lease_event' AS regclass)")));
+                            own.count("SELECT count(*) FROM lease_event"), own.count("SELECT count(*) FROM lease"),
+                            own.count("SELECT count(*) FROM pg_inherits WHERE inhparent = CAST('lease_event' AS regclass)"),
+                            own.ageOfOldest("SELECT min(lease_acquired_at) FROM lease_event"),
+                            own.ageOfOldest("SELECT min(acquired_at) FROM lease")));
                 }
                 run = load.measure();
             }

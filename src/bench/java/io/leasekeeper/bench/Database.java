@@ -131,6 +131,22 @@ final class Database {
                 .query(Long.class).single();
     }
 
+    /**
+     * A new database in the same cluster, empty: the service's migrations make its tables. For a workload whose
+     * instance must not share partitions with the others' (the retention workload's are 10 s wide).
+     */
+    Database newDatabase(String name) {
+        jdbc.sql("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)").update();
+        jdbc.sql("CREATE DATABASE " + name).update();
+        return new Database(url.replaceFirst("(//[^/]+/)[^?]+", "$1" + name), 0);
+    }
+
+    /** Seconds since the oldest acquisition among the rows {@code sql} reads (one timestamp, null: none). */
+    double ageOfOldest(String sql) {
+        Double age = jdbc.sql("SELECT extract(epoch FROM lease_now() - (" + sql + "))").query(Double.class).single();
+        return age == null ? 0 : age;
+    }
+
     long count(String sql) {
         return jdbc.sql(sql).query(Long.class).single();
     }
