@@ -206,14 +206,17 @@ final class Report {
                 .append("after a 429. The instance: `leasekeeper.limits.requests-per-second-per-tenant=").append(rate)
                 .append("` and `request-burst-per-tenant=").append(rate)
                 .append("`, the default share of the pool (half).\n\n")
-                .append("| | B cycles/s | B cycle p50 | B cycle p99 | B cycle p99.9 | A cycles/s | A 429s/s | errors |\n")
-                .append("|---|---|---|---|---|---|---|---|\n")
+                .append("| | B cycles/s | B cycle p50 | B cycle p99 | B cycle p99.9 | A cycles/s | A 429s/s | A 409s/s ")
+                .append("| A acquire p99 | cores busy: service / PostgreSQL / clients | errors |\n")
+                .append("|---|---|---|---|---|---|---|---|---|---|---|\n")
                 .append(row("B alone", fmt(quiet.perSecond()), ms(quiet, "cycle", 50), ms(quiet, "cycle", 99),
-                        ms(quiet, "cycle", 99.9), "-", "-", quiet.errors()))
+                        ms(quiet, "cycle", 99.9), "-", "-", "-", "-", cores(quiet.cpu()), quiet.errors()))
                 .append(row("B while A floods", fmt(flooded.perSecond()), ms(flooded, "cycle", 50),
                         ms(flooded, "cycle", 99), ms(flooded, "cycle", 99.9),
                         fmt(flood.outcomes().getOrDefault("flood release 200", 0L) / flood.seconds()),
-                        fmt(refused / flood.seconds()), flooded.errors() + flood.errors()))
+                        fmt(refused / flood.seconds()),
+                        fmt(flood.outcomes().getOrDefault("flood acquire 409", 0L) / flood.seconds()),
+                        ms(flood, "flood acquire", 99), cores(flooded.cpu()), flooded.errors() + flood.errors()))
                 .append('\n');
         target("tenant B's cycle p99 while tenant A floods, at most 2x its quiet value", ratio <= 2,
                 fmt(ratio) + "x (" + ms(flooded, "cycle", 99) + " ms against " + ms(quiet, "cycle", 99) + " ms)");
@@ -266,6 +269,10 @@ final class Report {
                 !steady.isEmpty() && oldestEvent <= eventsKept.toSeconds() + 1, "at most " + fmt(oldestEvent) + " s");
         target("lease holds no lease acquired more than " + leasesKept.toSeconds() + " s ago, likewise",
                 !steady.isEmpty() && oldestLease <= leasesKept.toSeconds() + 1, "at most " + fmt(oldestLease) + " s");
+    }
+
+    private static String cores(CpuUse.Cores cpu) {
+        return fmt(cpu.service()) + " / " + fmt(cpu.postgres()) + " / " + fmt(cpu.clients());
     }
 
     void scale(int clients, HttpLoad.Window small, HttpLoad.Window large, Duration seeding) {
