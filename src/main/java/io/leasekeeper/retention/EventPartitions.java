@@ -13,6 +13,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.InitializingBean;
+import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
@@ -32,7 +33,7 @@ public class EventPartitions implements InitializingBean {
     private static final Logger log = LoggerFactory.getLogger(EventPartitions.class);
 
     /** The advisory lock of this job: any constant that no other user of the database takes. */
-    private static final long LOCK = 0x1ea5e_e7e47L;
+    static final long LOCK = 0x1ea5e_e7e47L;
 
     private static final DateTimeFormatter NAME = DateTimeFormatter.ofPattern("uuuuMMdd_HHmmss_SSS").withZone(ZoneOffset.UTC);
 
@@ -50,7 +51,9 @@ public class EventPartitions implements InitializingBean {
 
     /**
      * Whether a lease acquired before the bound is still active (not yet swept, or granted under a larger
-     * lifetime cap than today's): its events would still be written to the partition.
+     * lifetime cap than today's): its events would still be written to the partition. No index leads with
+     * acquired_at among active leases (a renew would write to it), so this reads the active leases until it finds
+     * one: once per partition due, a width apart.
      */
     private static final String ACTIVE_BEFORE = """
             SELECT EXISTS (SELECT 1 FROM lease WHERE state = 'active' AND acquired_at < :bound)
@@ -85,10 +88,25 @@ public class EventPartitions implements InitializingBean {
         return kept;
     }
 
-    /** Partitions are there before the first request writes an event. */
+    /**
+     * Partitions are there before the first request writes an event. When another instance holds the job's lock
+     * past the statement timeout (its concurrent detach waiting for old transactions), this instance starts all the
+     * same if the partitions reach a width past now, and its schedule makes the rest.
+     */
     @Override
     public void afterPropertiesSet() {
-        makeAhead();
+        try {
+            makeAhead();
+        } catch (DataAccessException e) {
+            JdbcClient db = JdbcClient.create(jdbc);
+            List<Partition> made = partitions(db);
+            if (made.isEmpty() || !made.getLast().upper().isAfter(now(db).plus(width))) {
+                throw e;
+            }
+            horizon = made.getLast().upper();
+            log.warn("Audit partitions not made at start ({}); they reach {}, the schedule makes more", e.toString(),
+                    horizon);
+        }
     }
 
     /** Makes partitions, contiguous from the newest, until they reach {@code partitions-ahead} widths past now. */

@@ -8,12 +8,18 @@ import io.leasekeeper.support.IntegrationTest;
 import io.leasekeeper.support.TestDatabase;
 import io.leasekeeper.sweeper.LeaseSweeper;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -168,6 +174,22 @@ class RetentionTest extends IntegrationTest {
         // The newer lease (2 s at most) has run out by now: the next one is granted on the same key row.
         assertThat(granted(w, "reused").get("fencingToken").asLong()).isGreaterThan(newer.get("fencingToken").asLong());
         assertThat(keyId("reused")).isEqualTo(keyId);
+    }
+
+    @Test
+    @ExtendWith(OutputCaptureExtension.class)
+    void anInstanceStartsWhileAnotherHoldsTheJobPastTheStatementTimeoutWhenThePartitionsReachAheadEnough(
+            CapturedOutput output) throws Exception {
+        try (Connection other = DriverManager.getConnection(DATABASE)) {
+            try (Statement lock = other.createStatement()) {
+                lock.execute("SELECT pg_advisory_lock(" + EventPartitions.LOCK + ")");
+            }
+            // What a starting instance runs: it waits for the lock until its statement timeout (5 s), then finds
+            // partitions 100 s and more ahead.
+            partitions.afterPropertiesSet();
+        }
+        assertThat(output.getOut()).contains("Audit partitions not made at start");
+        assertThat(meters.get("leasekeeper.audit.partitions.horizon").gauge().value()).isGreaterThan(60.0);
     }
 
     @Test
