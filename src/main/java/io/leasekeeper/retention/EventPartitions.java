@@ -24,8 +24,8 @@ import org.springframework.stereotype.Component;
  * The partitions of {@code lease_event} (migration V7): one per {@code partition-width} of lease acquisition times,
  * contiguous, made {@code partitions-ahead} widths ahead of the database clock at start (before the service takes
  * a request) and at every run of the retention job, and retired whole once every lease acquired before a
- * partition's upper bound has been over for the retention. Instances serialize this work on a PostgreSQL advisory
- * lock held by one connection, so two replicas never make or drop the same partition.
+ * partition's upper bound has been over for the retention. Instances make partitions one at a time, in a
+ * transaction holding a PostgreSQL advisory lock, so two replicas never make the same partition.
  */
 @Component
 public class EventPartitions implements InitializingBean {
@@ -133,10 +133,12 @@ public class EventPartitions implements InitializingBean {
     /**
      * Drops the partitions whose upper bound is at least the retention plus the lifetime cap ago, oldest first, while
      * no lease acquired before the bound is still active. A detach is concurrent (inserts into other partitions go on);
-     * one left unfinished by a failure is finished first. Returns how many partitions it dropped.
+     * one left unfinished by a failure is finished first. Returns how many partitions it dropped. A concurrent detach
+     * cannot run in a transaction, so this holds no lock: two instances retiring at once race, and the loser's
+     * detach or drop fails (the partition is another's already) and ends its run, with a warning, until the next.
      */
     public int retire() {
-        return locked(db -> {
+        return autocommitted(db -> {
             Instant cutoff = now(db).minus(kept);
             int dropped = 0;
             for (Partition partition : partitions(db)) {
@@ -160,7 +162,7 @@ public class EventPartitions implements InitializingBean {
     }
 
     List<Partition> partitions() {
-        return locked(EventPartitions::partitions);
+        return autocommitted(EventPartitions::partitions);
     }
 
     private static List<Partition> partitions(JdbcClient db) {
@@ -195,18 +197,32 @@ public class EventPartitions implements InitializingBean {
     }
 
     /**
-     * Runs {@code work} on one connection holding this job's advisory lock (waiting for another instance's run to
-     * end), in autocommit: a concurrent detach cannot run inside a transaction.
+     * Runs {@code work} in one transaction holding this job's advisory lock (waiting for another instance's run to
+     * end). A transaction's lock, not a session's: through a pooler in transaction mode a session lock could stay
+     * with a server connection that this instance never reaches again (docs/deployment.md).
      */
     private <T> T locked(Function<JdbcClient, T> work) {
         return jdbc.execute((ConnectionCallback<T>) connection -> {
-            JdbcClient db = JdbcClient.create(new SingleConnectionDataSource(connection, true));
-            db.sql("SELECT pg_advisory_lock(:lock)").param("lock", LOCK).query().listOfRows();
+            boolean autoCommit = connection.getAutoCommit();
+            connection.setAutoCommit(false);
             try {
-                return work.apply(db);
+                JdbcClient db = JdbcClient.create(new SingleConnectionDataSource(connection, true));
+                db.sql("SELECT pg_advisory_xact_lock(:lock)").param("lock", LOCK).query().listOfRows();
+                T result = work.apply(db);
+                connection.commit();
+                return result;
+            } catch (RuntimeException | Error e) {
+                connection.rollback();
+                throw e;
             } finally {
-                db.sql("SELECT pg_advisory_unlock(:lock)").param("lock", LOCK).query().listOfRows();
+                connection.setAutoCommit(autoCommit);
             }
         });
+    }
+
+    /** Runs {@code work} on one connection in autocommit: a concurrent detach cannot run inside a transaction. */
+    private <T> T autocommitted(Function<JdbcClient, T> work) {
+        return jdbc.execute((ConnectionCallback<T>) connection ->
+                work.apply(JdbcClient.create(new SingleConnectionDataSource(connection, true))));
     }
 }
