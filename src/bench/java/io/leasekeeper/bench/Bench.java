@@ -135,7 +135,8 @@ public final class Bench {
         String tokenB = TestTokens.token("steady", "tenant-b", TestTokens.WRITE);
         try (ServiceProcess limited = newService("flood", List.of(
                 "--leasekeeper.limits.requests-per-second-per-tenant=" + FLOOD_TENANT_RATE,
-                "--leasekeeper.limits.request-burst-per-tenant=" + FLOOD_TENANT_RATE))) {
+                "--leasekeeper.limits.request-burst-per-tenant=" + FLOOD_TENANT_RATE,
+                "--leasekeeper.metrics.tenant-tag=true"))) {
             limited.start();
             CpuUse floodCpu = new CpuUse(limited.pid(), postmasterPid);
             // The new instance's JIT first, on the paths both tenants take (acquire, release, 409s, 429s), by two
@@ -150,21 +151,27 @@ public final class Bench {
             HttpLoad.Window quiet;
             HttpLoad.Window flooded;
             HttpLoad.Window flood;
+            double[] serverP99;
             try (HttpLoad b = HttpLoad.start(limited.port(), tokenB, FLOOD_QUIET_CLIENTS, steadyUnit(), floodCpu)) {
                 Thread.sleep(flags.warmup());
                 b.measure();
+                ServerTimes.Buckets quietStart = ServerTimes.of(limited.managementPort(), "tenant-b");
                 Thread.sleep(flags.duration());
                 quiet = b.measure();
+                ServerTimes.Buckets quietEnd = ServerTimes.of(limited.managementPort(), "tenant-b");
                 try (HttpLoad a = HttpLoad.start(limited.port(), tokenA, FLOOD_CLIENTS, floodUnit(), floodCpu)) {
                     Thread.sleep(flags.warmup());
                     b.measure();
                     a.measure();
+                    ServerTimes.Buckets floodStart = ServerTimes.of(limited.managementPort(), "tenant-b");
                     Thread.sleep(flags.duration());
                     flooded = b.measure();
                     flood = a.measure();
+                    ServerTimes.Buckets floodEnd = ServerTimes.of(limited.managementPort(), "tenant-b");
+                    serverP99 = new double[] {quietEnd.millis(quietStart, 99), floodEnd.millis(floodStart, 99)};
                 }
             }
-            report.tenantFlood(FLOOD_QUIET_CLIENTS, FLOOD_CLIENTS, FLOOD_TENANT_RATE, quiet, flooded, flood);
+            report.tenantFlood(FLOOD_QUIET_CLIENTS, FLOOD_CLIENTS, FLOOD_TENANT_RATE, quiet, flooded, flood, serverP99);
         }
     }
 

@@ -194,8 +194,9 @@ final class Report {
         count(http.errors());
     }
 
+    /** {@code serverP99}: the service's own p99 of B's requests (a bucket bound), quiet and during the flood. */
     void tenantFlood(int quietClients, int floodClients, int rate, HttpLoad.Window quiet, HttpLoad.Window flooded,
-                     HttpLoad.Window flood) {
+                     HttpLoad.Window flood, double[] serverP99) {
         endTable();
         double ratio = flooded.millis("cycle", 99) / quiet.millis("cycle", 99);
         long refused = flood.outcomes().getOrDefault("flood acquire 429", 0L)
@@ -217,7 +218,9 @@ final class Report {
                         fmt(refused / flood.seconds()),
                         fmt(flood.outcomes().getOrDefault("flood acquire 409", 0L) / flood.seconds()),
                         ms(flood, "flood acquire", 99), cores(flooded.cpu()), flooded.errors() + flood.errors()))
-                .append('\n');
+                .append("\nThe service's own timing of B's requests (`leasekeeper_operation_seconds`, tenant-tagged; its ")
+                .append("buckets are 1, 2, 5, 10, 25, 50, 100 ms …), p99 at most: ").append(fmt(serverP99[0]))
+                .append(" ms alone, ").append(fmt(serverP99[1])).append(" ms while A floods (a cycle is two requests).\n\n");
         target("tenant B's cycle p99 while tenant A floods, at most 2x its quiet value", ratio <= 2,
                 fmt(ratio) + "x (" + ms(flooded, "cycle", 99) + " ms against " + ms(quiet, "cycle", 99) + " ms)");
         count(quiet.errors() + flooded.errors() + flood.errors());
