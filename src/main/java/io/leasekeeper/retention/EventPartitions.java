@@ -71,6 +71,7 @@ public class EventPartitions implements InitializingBean {
         this.width = properties.audit().partitionWidth();
         this.ahead = properties.audit().partitionsAhead();
         this.kept = properties.audit().retention().plus(properties.lease().maxLifetimeCap());
+        // The JVM's clock, for a gauge only: every decision of this job reads the database's (lease_now()).
         Gauge.builder("leasekeeper.audit.partitions.horizon", this,
                         p -> Duration.between(Instant.now(), p.horizon).toMillis() / 1000.0)
                 .baseUnit("seconds")
