@@ -51,23 +51,25 @@ class EndedLeases {
         this.jdbc = jdbc;
     }
 
-    /** Deletes up to {@code batchSize} leases past their retention, and the keys they leave empty. */
+    /**
+     * Deletes up to {@code batchSize} leases past their retention, and the keys they leave empty. Returns how many
+     * leases it deleted.
+     */
     @Transactional
-    public Deleted deleteBatch(Duration kept, int batchSize) {
+    public int deleteBatch(Duration kept, int batchSize) {
         List<Long> keyIds = jdbc.sql(DELETE_LEASES).param("keptSeconds", kept.toSeconds()).param("batchSize", batchSize)
                 .query(Long.class).list();
         if (keyIds.isEmpty()) {
-            return new Deleted(0, 0);
+            return 0;
         }
         List<Long> locked = jdbc.sql(LOCK_KEYS).param("keyIds", idList(keyIds)).query(Long.class).list();
-        int keys = locked.isEmpty() ? 0 : jdbc.sql(DELETE_EMPTY_KEYS).param("keyIds", idList(locked)).update();
-        return new Deleted(keyIds.size(), keys);
+        if (!locked.isEmpty()) {
+            jdbc.sql(DELETE_EMPTY_KEYS).param("keyIds", idList(locked)).update();
+        }
+        return keyIds.size();
     }
 
     private static String idList(List<Long> ids) {
         return ids.stream().distinct().map(String::valueOf).collect(Collectors.joining(","));
-    }
-
-    record Deleted(int leases, int keys) {
     }
 }

@@ -41,7 +41,7 @@ class RetentionSchedule implements SchedulingConfigurer {
     void run() {
         partitions.makeAhead();
         if (settings.cleanupEnabled()) {
-            Housekeeping.drain(BATCH, MAX_BATCHES, () -> leases.deleteBatch(partitions.kept(), BATCH).leases());
+            Housekeeping.drain(BATCH, MAX_BATCHES, () -> leases.deleteBatch(partitions.kept(), BATCH));
             partitions.retire();
         }
     }
