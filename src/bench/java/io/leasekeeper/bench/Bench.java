@@ -93,11 +93,14 @@ public final class Bench {
 
     /** An instance of the built service on the run's database; its output in target/bench/{name}.log. */
     private ServiceProcess newService(String name) throws IOException {
-        // Every client is of one tenant: the per-tenant request rate and pool share would measure the limits,
-        // not the service.
-        return newService(name, List.of("--leasekeeper.limits.requests-per-second-per-tenant=0",
-                "--leasekeeper.limits.pool-share-per-tenant=1"));
+        // Every client is of one tenant: the per-tenant request rate, pool share and turns would measure the
+        // limits, not the service.
+        return newService(name, SINGLE_TENANT);
     }
+
+    /** The tenant limits off: the settings of an instance whose clients are all one tenant. */
+    private static final List<String> SINGLE_TENANT = List.of("--leasekeeper.limits.requests-per-second-per-tenant=0",
+            "--leasekeeper.limits.pool-share-per-tenant=1", "--leasekeeper.limits.requests-in-progress-per-tenant=100000");
 
     private ServiceProcess newService(String name, List<String> limits) throws IOException {
         return newService(name, flags.jdbcUrl(), limits);
@@ -112,30 +115,32 @@ public final class Bench {
                 "--spring.security.oauth2.resourceserver.jwt.public-key-location=" + TestTokens.publicKeyLocation()));
         arguments.addAll(limits);
         arguments.addAll(flags.serviceArgs());
-        return ServiceProcess.ofCommand(List.of(ServiceProcess.java(), "-Xmx1g", "-jar",
-                ServiceProcess.builtJar().toString()), null, log, arguments);
+        List<String> launch = new ArrayList<>(List.of(ServiceProcess.java()));
+        launch.addAll(flags.serviceJvm());
+        launch.addAll(List.of("-jar", ServiceProcess.builtJar().toString()));
+        return ServiceProcess.ofCommand(launch, null, log, arguments);
     }
 
-    /** Tenant B's clients, tenant A's flood, and the rate one tenant gets from an instance in the flood workload. */
+    /** Tenant B's clients and tenant A's in the flood workload; the rate one tenant gets is --flood-rate. */
     private static final int FLOOD_QUIET_CLIENTS = 4;
     private static final int FLOOD_CLIENTS = 64;
-    private static final int FLOOD_TENANT_RATE = 300;
 
     /**
      * One tenant's flood beside another's steady work (issue 17): tenant B runs the cycle with a few clients at a
      * steady pace, alone, then while tenant A runs it as fast as it can with many more clients on the same
-     * instance. The instance has the
-     * tenant limits on (a per-tenant rate, with a burst of one second's worth, of a fraction of what it serves, and
-     * the default half of the pool per tenant); A's clients honour the 429s as a good client does (they wait the
-     * Retry-After, 1 s). The target: B's cycle p99 during the flood at most twice its quiet value.
+     * instance. The instance has the tenant limits on: a per-tenant rate (--flood-rate, with a burst of one
+     * second's worth) of a fraction of what it serves, and the defaults of the pool share (half) and of the turns
+     * (the instance's processors). A's clients honour the 429s as a good client does: they wait the Retry-After
+     * (1 s), and a release refused is sent again. The target: B's cycle p99 during the flood at most twice its
+     * quiet value.
      */
     private void tenantFlood() throws Exception {
         database.reset(flags.scaleSmall());
         String tokenA = TestTokens.token("flood", "tenant-a", TestTokens.WRITE);
         String tokenB = TestTokens.token("steady", "tenant-b", TestTokens.WRITE);
         try (ServiceProcess limited = newService("flood", List.of(
-                "--leasekeeper.limits.requests-per-second-per-tenant=" + FLOOD_TENANT_RATE,
-                "--leasekeeper.limits.request-burst-per-tenant=" + FLOOD_TENANT_RATE,
+                "--leasekeeper.limits.requests-per-second-per-tenant=" + flags.floodRate(),
+                "--leasekeeper.limits.request-burst-per-tenant=" + flags.floodRate(),
                 "--leasekeeper.metrics.tenant-tag=true"))) {
             limited.start();
             CpuUse floodCpu = new CpuUse(limited.pid(), postmasterPid);
@@ -171,7 +176,7 @@ public final class Bench {
                     serverP99 = new double[] {quietEnd.millis(quietStart, 99), floodEnd.millis(floodStart, 99)};
                 }
             }
-            report.tenantFlood(FLOOD_QUIET_CLIENTS, FLOOD_CLIENTS, FLOOD_TENANT_RATE, quiet, flooded, flood, serverP99);
+            report.tenantFlood(FLOOD_QUIET_CLIENTS, FLOOD_CLIENTS, flags.floodRate(), quiet, flooded, flood, serverP99);
         }
     }
 
@@ -193,15 +198,14 @@ public final class Bench {
      */
     private void retention() throws Exception {
         Database own = database.newDatabase("leasekeeper_retention");
-        List<String> settings = List.of("--leasekeeper.limits.requests-per-second-per-tenant=0",
-                "--leasekeeper.limits.pool-share-per-tenant=1",
-                "--leasekeeper.lease.max-ttl=30s", "--leasekeeper.lease.default-max-lifetime=30s",
+        List<String> settings = new ArrayList<>(SINGLE_TENANT);
+        settings.addAll(List.of("--leasekeeper.lease.max-ttl=30s", "--leasekeeper.lease.default-max-lifetime=30s",
                 "--leasekeeper.lease.max-lifetime-cap=" + RETENTION_LIFETIME_CAP.toSeconds() + "s",
                 "--leasekeeper.audit.retention=" + RETENTION.toSeconds() + "s",
                 "--leasekeeper.idempotency.retention=" + RETENTION.toSeconds() + "s",
                 "--leasekeeper.audit.partition-width=" + RETENTION_PARTITION.toSeconds() + "s",
                 "--leasekeeper.audit.partitions-ahead=12",
-                "--leasekeeper.audit.cleanup-interval=" + RETENTION_INTERVAL.toSeconds() + "s");
+                "--leasekeeper.audit.cleanup-interval=" + RETENTION_INTERVAL.toSeconds() + "s"));
         List<Report.TableSize> sizes = new ArrayList<>();
         HttpLoad.Window run;
         try (ServiceProcess retaining = newService("retention", own.url, settings)) {
@@ -250,14 +254,13 @@ public final class Bench {
                     "{\"target\": {\"type\": \"opaque\", \"value\": \"flood-" + client + "\"}, \"actor\": \"bench\","
                             + " \"holder\": \"flood\", \"ttlSeconds\": 30}", 201, 409, 429);
             if (acquired.status() != 201) {
-                Thread.sleep(1_000); // a 429, or a 409: a release refused earlier left the key held until its TTL
+                Thread.sleep(1_000); // a 429 (Retry-After is at least 1 s), or a 409
                 return;
             }
-            HttpLoad.Calls.Answer released = calls.post("flood release", "/v1/leases/"
-                    + acquired.body().get("leaseId").asString() + "/release",
-                    "{\"fencingToken\": " + acquired.body().get("fencingToken").asLong() + "}", 200, 429);
-            if (released.status() == 429) {
-                Thread.sleep(1_000);
+            String release = "/v1/leases/" + acquired.body().get("leaseId").asString() + "/release";
+            String token = "{\"fencingToken\": " + acquired.body().get("fencingToken").asLong() + "}";
+            while (calls.post("flood release", release, token, 200, 429).status() == 429) {
+                Thread.sleep(1_000); // a good client releases what it holds, after the Retry-After
             }
         };
     }

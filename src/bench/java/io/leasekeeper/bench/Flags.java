@@ -9,8 +9,8 @@ import java.util.Map;
 /** The benchmark's settings, from {@code --name=value} flags; every flag has a default. */
 record Flags(String jdbcUrl, List<String> workloads, List<Integer> clients, Duration jit, Duration warmup, Duration duration,
              int keys, int renewLeases, int scaleSmall, int scaleLarge, int expiryLeases, int poolSize,
-             boolean ceiling, List<String> serviceArgs, String report, String etcd, String etcdDir,
-             List<Integer> etcdClients, Duration retentionRun) {
+             boolean ceiling, List<String> serviceArgs, List<String> serviceJvm, String report, String etcd, String etcdDir,
+             List<Integer> etcdClients, Duration retentionRun, int floodRate) {
 
     /** Workloads of the service (they need it started); the others need no service. */
     static final List<String> SERVICE_WORKLOADS = List.of("cycle", "renew", "hotkey", "scale", "expiry", "hotkey-wait",
@@ -36,12 +36,14 @@ record Flags(String jdbcUrl, List<String> workloads, List<Integer> clients, Dura
             --pool-size=N           the service's database connections (default 16)
             --ceiling=BOOL          run pgbench beside the HTTP figures (default true)
             --service=ARGS          more arguments for the service, separated by ';' (default none)
+            --service-jvm=ARGS      the service's JVM options, separated by ';' (default -Xmx1g)
             --report=FILE           where the Markdown report goes (default target/bench/report.md)
             --etcd=PATH             the etcd binary of etcd-hotkey (default: etcd on the PATH)
             --etcd-dir=DIR          where etcd-hotkey's etcd keeps its data, in a new directory each time
                                     (default: the system's temporary directory; src/bench/run gives its own)
             --etcd-clients=LIST     concurrent clients of etcd-hotkey (default 16,64)
             --retention-run=DURATION  of the retention workload (default 10m)
+            --flood-rate=N          tenant-flood's per-tenant rate limit, requests a second (default 300)
             """;
 
     static Flags parse(String[] args) {
@@ -72,14 +74,16 @@ record Flags(String jdbcUrl, List<String> workloads, List<Integer> clients, Dura
                 Integer.parseInt(given.getOrDefault("pool-size", "16")),
                 Boolean.parseBoolean(given.getOrDefault("ceiling", "true")),
                 given.containsKey("service") ? List.of(given.get("service").split(";")) : List.of(),
+                List.of(given.getOrDefault("service-jvm", "-Xmx1g").split(";")),
                 given.getOrDefault("report", "target/bench/report.md"),
                 given.getOrDefault("etcd", "etcd"),
                 given.getOrDefault("etcd-dir", System.getProperty("java.io.tmpdir")),
                 Arrays.stream(given.getOrDefault("etcd-clients", "16,64").split(",")).map(Integer::valueOf).toList(),
-                duration(given.getOrDefault("retention-run", "10m")));
+                duration(given.getOrDefault("retention-run", "10m")),
+                Integer.parseInt(given.getOrDefault("flood-rate", "300")));
         for (String known : List.of("workloads", "clients", "jit", "warmup", "duration", "keys", "renew-leases", "scale",
-                "expiry-leases", "pool-size", "ceiling", "service", "report", "etcd", "etcd-dir", "etcd-clients",
-                "retention-run")) {
+                "expiry-leases", "pool-size", "ceiling", "service", "service-jvm", "report", "etcd", "etcd-dir", "etcd-clients",
+                "retention-run", "flood-rate")) {
             given.remove(known);
         }
         if (!given.isEmpty()) {

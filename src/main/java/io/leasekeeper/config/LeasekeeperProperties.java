@@ -200,13 +200,17 @@ public record LeasekeeperProperties(
      * requests on each instance: a tenant's flood is refused with 429 before it reaches the database.
      * {@code poolSharePerTenant} is the fraction of the connection pool one tenant's requests may hold at once
      * (1: no bound), so that one tenant's slow or many requests leave connections to the others.
+     * {@code requestsInProgressPerTenant} is how many of one tenant's requests an instance works on at once
+     * (0, the default: its processors, at least 2); the tenant's further requests wait their turn, so that one
+     * tenant's many requests do not queue ahead of another's for the processors and the database.
      */
     public record Limits(
             @DefaultValue("10000") int maxActiveLeasesPerTenant,
             @DefaultValue("1s") Duration quotaRefresh,
             @DefaultValue("2000") int requestsPerSecondPerTenant,
             @DefaultValue("4000") int requestBurstPerTenant,
-            @DefaultValue("0.5") double poolSharePerTenant) {
+            @DefaultValue("0.5") double poolSharePerTenant,
+            @DefaultValue("0") int requestsInProgressPerTenant) {
 
         public Limits {
             require(maxActiveLeasesPerTenant >= 1, "leasekeeper.limits.max-active-leases-per-tenant must be at least 1");
@@ -217,6 +221,14 @@ public record LeasekeeperProperties(
                     "leasekeeper.limits.request-burst-per-tenant must be at least requests-per-second-per-tenant");
             require(poolSharePerTenant > 0 && poolSharePerTenant <= 1,
                     "leasekeeper.limits.pool-share-per-tenant must be within (0, 1]");
+            require(requestsInProgressPerTenant >= 0,
+                    "leasekeeper.limits.requests-in-progress-per-tenant must not be negative");
+        }
+
+        /** Requests of one tenant an instance works on at once: as set, or (0) its processors, at least 2. */
+        public int requestsInProgress() {
+            return requestsInProgressPerTenant > 0 ? requestsInProgressPerTenant
+                    : Math.max(2, Runtime.getRuntime().availableProcessors());
         }
     }
 

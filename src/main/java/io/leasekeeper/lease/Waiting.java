@@ -1,6 +1,7 @@
 package io.leasekeeper.lease;
 
 import io.leasekeeper.idempotency.IdempotencyStore;
+import io.leasekeeper.limits.TenantTurns;
 import io.leasekeeper.security.Caller;
 import io.leasekeeper.wait.KeyWaiters;
 import io.micrometer.core.instrument.Meter;
@@ -116,7 +117,7 @@ class Waiting {
             if (waiter.isHead()) {
                 tryAt = earliest(tryAt, triedAt + TimeUnit.MILLISECONDS.toNanos(tried.busy().remainingMs()));
             }
-            KeyWaiters.Wake wake = waiter.await(earliest(tryAt, now + CLIENT_CHECK_NANOS));
+            KeyWaiters.Wake wake = await(waiter, earliest(tryAt, now + CLIENT_CHECK_NANOS));
             if (clientGone.getAsBoolean()) {
                 // Never leave a key with a client that has gone: it would hold the key until its TTL.
                 operations.abandonQueue(id, caller, idempotency != null);
@@ -171,13 +172,18 @@ class Waiting {
                     return LeaseView.of(lease, read.now());
                 }
                 long expiry = readAt + TimeUnit.MILLISECONDS.toNanos(lease.remainingMillisAt(read.now()));
-                if (waiter.await(earliest(deadline, expiry, waiters.retryByNanos(now))) == KeyWaiters.Wake.CLOSING) {
+                if (await(waiter, earliest(deadline, expiry, waiters.retryByNanos(now))) == KeyWaiters.Wake.CLOSING) {
                     LeaseStore.AtTime last = store.byId(leaseId, caller.tenant()).orElse(read);
                     record("watch", "shutdown", arrivedNanos);
                     return LeaseView.of(last.lease(), last.now());
                 }
             }
         }
+    }
+
+    /** A wait gives up the request's turn among its tenant's ({@link TenantTurns}): it holds nothing meanwhile. */
+    private static KeyWaiters.Wake await(KeyWaiters.Waiter waiter, long untilNanos) {
+        return TenantTurns.aside(() -> waiter.await(untilNanos));
     }
 
     private static long earliest(long a, long b) {

@@ -29,6 +29,9 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 @Configuration(proxyBeanMethods = false)
 class TenantRateLimit implements HandlerInterceptor, WebMvcConfigurer {
 
+    /** First of the limits: a refused request waits for nothing. */
+    static final int ORDER = 0;
+
     private final int perSecond;
     private final int burst;
     private final Cache<String, Bucket> buckets =
@@ -44,7 +47,7 @@ class TenantRateLimit implements HandlerInterceptor, WebMvcConfigurer {
     @Override
     public void addInterceptors(InterceptorRegistry registry) {
         if (perSecond > 0) {
-            registry.addInterceptor(this).addPathPatterns("/v1/**");
+            registry.addInterceptor(this).addPathPatterns("/v1/**").order(ORDER);
         }
     }
 

@@ -52,6 +52,8 @@ class LeasekeeperPropertiesTest {
             assertThat(p.limits().requestsPerSecondPerTenant()).isEqualTo(2000);
             assertThat(p.limits().requestBurstPerTenant()).isEqualTo(4000);
             assertThat(p.limits().poolSharePerTenant()).isEqualTo(0.5);
+            assertThat(p.limits().requestsInProgress())
+                    .isEqualTo(Math.max(2, Runtime.getRuntime().availableProcessors()));
         });
     }
 
@@ -84,7 +86,8 @@ class LeasekeeperPropertiesTest {
             "leasekeeper.limits.requests-per-second-per-tenant=-1",
             "leasekeeper.limits.request-burst-per-tenant=10",
             "leasekeeper.limits.pool-share-per-tenant=0",
-            "leasekeeper.limits.pool-share-per-tenant=1.5"})
+            "leasekeeper.limits.pool-share-per-tenant=1.5",
+            "leasekeeper.limits.requests-in-progress-per-tenant=-1"})
     void invalidSettingsFailStartUpNamingTheSetting(String setting) {
         runner.withPropertyValues(setting).run(context -> {
             assertThat(context).hasFailed();

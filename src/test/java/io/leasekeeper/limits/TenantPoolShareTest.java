@@ -25,9 +25,11 @@ import org.springframework.test.context.TestPropertySource;
  * requests hold all of its connections (each waiting on a key's row lock that another session holds) and more of
  * A's wait for them, tenant B is served from the connections A may not take, before any of A's requests has ended.
  * Without the share, A's requests (more than the pool) would hold every connection and B would get one only after
- * one of A's ended. No timeout ends A's waits here (30 s), so the order alone decides.
+ * one of A's ended. No timeout ends A's waits here (30 s), so the order alone decides. A's requests in progress
+ * are not bounded here (TenantTurnsTest bounds them): the share of the pool is what is tested.
  */
 @TestPropertySource(properties = {"leasekeeper.limits.pool-share-per-tenant=0.5",
+        "leasekeeper.limits.requests-in-progress-per-tenant=100",
         "spring.datasource.hikari.connection-timeout=30000",
         "spring.datasource.hikari.data-source-properties.options=-c lock_timeout=30s"})
 class TenantPoolShareTest extends IntegrationTest {

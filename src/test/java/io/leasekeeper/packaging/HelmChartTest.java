@@ -414,6 +414,7 @@ class HelmChartTest extends IntegrationTest {
             "image.digest | latest",
             "networkPolicy.enabled | sometimes",
             "leasekeeper.limits.poolSharePerTenant | 2",
+            "leasekeeper.limits.requestsInProgressPerTenant | -1",
             "replicas | 3"})
     void theValuesSchemaRejectsABadValue(String key, String value) {
         assertThatThrownBy(() -> RenderedChart.render(template -> template.set(key, value)))
