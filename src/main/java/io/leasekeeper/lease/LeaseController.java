@@ -201,7 +201,7 @@ class LeaseController {
         boolean more = rows.size() > filter.limit();
         List<LeaseView> items = rows.stream().limit(filter.limit())
                 .map(r -> LeaseView.of(r.lease(), r.now())).toList();
-        String next = more ? LeaseRequests.listCursor(items.getLast().fencingToken()) : null;
+        String next = more ? LeaseRequests.listCursor(items.getLast().fencingToken(), items.getLast().leaseId()) : null;
         return new Page(items, next);
     }
 

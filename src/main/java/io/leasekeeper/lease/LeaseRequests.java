@@ -12,6 +12,7 @@ import io.swagger.v3.oas.annotations.media.Schema;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.Map;
+import java.util.UUID;
 import org.springframework.stereotype.Component;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -200,7 +201,7 @@ class LeaseRequests {
         if (holder != null) {
             printable(errors, "holder", holder, 128, true);
         }
-        Long before = cursor == null ? null : errors.check("cursor", () -> decodeCursor(LIST_CURSOR, cursor));
+        LeaseStore.ListPosition before = cursor == null ? null : errors.check("cursor", () -> listPosition(cursor));
         errors.throwIfAny();
         return new LeaseStore.ListFilter(tenant, normalizedProgram, normalizedActor,
                 type == null ? null : type.wireName(), targetValue, owner, holder, effectiveState, before, pageSize);
@@ -210,7 +211,13 @@ class LeaseRequests {
     AuditLog.PageRequest historyPage(Integer limit, String cursor) {
         FieldErrors errors = new FieldErrors();
         int pageSize = pageSize(errors, limit);
-        Long after = cursor == null ? null : errors.check("cursor", () -> decodeCursor(HISTORY_CURSOR, cursor));
+        Long after = cursor == null ? null : errors.check("cursor", () -> {
+            try {
+                return Long.parseLong(decodeCursor(HISTORY_CURSOR, cursor));
+            } catch (NumberFormatException e) {
+                throw notACursor();
+            }
+        });
         errors.throwIfAny();
         // Event ids are identity values from 1: after 0 is the first page.
         return new AuditLog.PageRequest(after == null ? 0 : after, pageSize);
@@ -255,38 +262,56 @@ class LeaseRequests {
     }
 
     /*
-     * A cursor is the position a page ended at, prefixed with what it positions (the list: a fencing token;
-     * a history: an event id), base64url without padding. The prefix makes a list's cursor no cursor of a
+     * A cursor is the position a page ended at, prefixed with what it positions (the list: a fencing token and
+     * a lease id, "t:<token>:<id>"; a history: an event id, "e:<id>"), base64url without padding. The prefix makes a list's cursor no cursor of a
      * history and the other way round: each is 400 where it does not belong, not a page of something else.
      */
     private static final String LIST_CURSOR = "t:";
     private static final String HISTORY_CURSOR = "e:";
 
-    /** The list's next cursor: the page ended at this fencing token. */
-    static String listCursor(long fencingToken) {
-        return encodeCursor(LIST_CURSOR, fencingToken);
+    /** The list's next cursor: the page ended at this lease, of this fencing token. */
+    static String listCursor(long fencingToken, UUID leaseId) {
+        return encodeCursor(LIST_CURSOR, fencingToken + ":" + leaseId);
+    }
+
+    /** A list's cursor read back; one of a version before per-key tokens ("t:<token>") has no lease id. */
+    private static LeaseStore.ListPosition listPosition(String cursor) {
+        String position = decodeCursor(LIST_CURSOR, cursor);
+        int colon = position.indexOf(':');
+        try {
+            return colon < 0 ? new LeaseStore.ListPosition(Long.parseLong(position), null)
+                    : new LeaseStore.ListPosition(Long.parseLong(position.substring(0, colon)),
+                            UUID.fromString(position.substring(colon + 1)));
+        } catch (IllegalArgumentException e) { // a number or an id that does not parse
+            throw notACursor();
+        }
     }
 
     /** A history's next cursor: the page ended at this event. */
     static String historyCursor(long eventId) {
-        return encodeCursor(HISTORY_CURSOR, eventId);
+        return encodeCursor(HISTORY_CURSOR, String.valueOf(eventId));
     }
 
-    private static String encodeCursor(String kind, long position) {
+    private static String encodeCursor(String kind, String position) {
         return Base64.getUrlEncoder().withoutPadding()
                 .encodeToString((kind + position).getBytes(StandardCharsets.US_ASCII));
     }
 
-    private static Long decodeCursor(String kind, String cursor) {
+    /** The position of a cursor of this kind; a position that does not parse is refused by its caller. */
+    private static String decodeCursor(String kind, String cursor) {
         try {
             String decoded = new String(Base64.getUrlDecoder().decode(cursor), StandardCharsets.US_ASCII);
             if (decoded.startsWith(kind)) {
-                return Long.parseLong(decoded.substring(kind.length()));
+                return decoded.substring(kind.length());
             }
         } catch (IllegalArgumentException e) {
             // falls through to the one message below
         }
-        throw new IllegalArgumentException("is not a cursor this service returned");
+        throw notACursor();
+    }
+
+    private static IllegalArgumentException notACursor() {
+        return new IllegalArgumentException("is not a cursor this service returned");
     }
 
     private static LeaseKey key(FieldErrors errors, String tenant, String program, String targetType,

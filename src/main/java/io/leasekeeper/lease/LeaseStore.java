@@ -484,7 +484,10 @@ class LeaseStore {
               AND l.state = 'active' AND l.expires_at > lease_now()
             """.formatted(COLUMNS);
 
-    /** Newest first, keyset-paginated on the fencing token; the state filter is the effective state. */
+    /**
+     * Newest first, keyset-paginated on (fencing token, id); the state filter is the effective state. A cursor
+     * without an id (before per-key tokens) continues below its token.
+     */
     private static final String LIST = """
             SELECT lease_now() AS now, %s
             FROM lease l JOIN lease_key k ON k.id = l.key_id
@@ -498,8 +501,9 @@ class LeaseStore {
               AND (CAST(:state AS text) IS NULL OR
                    CASE WHEN l.state = 'active' AND l.expires_at <= lease_now() THEN 'expired'
                         ELSE l.state END = :state)
-              AND (CAST(:before AS bigint) IS NULL OR l.fencing_token < :before)
-            ORDER BY l.fencing_token DESC
+              AND (CAST(:before AS bigint) IS NULL OR (l.fencing_token <= :before
+                   AND (l.fencing_token < :before OR l.id < CAST(:beforeId AS uuid))))
+            ORDER BY l.fencing_token DESC, l.id DESC
             LIMIT :limit
             """.formatted(COLUMNS);
 
@@ -558,7 +562,14 @@ class LeaseStore {
     }
 
     record ListFilter(String tenant, String program, String actor, String targetType, String targetValue,
-                      String owner, String holder, String state, Long beforeToken, int limit) {
+                      String owner, String holder, String state, ListPosition before, int limit) {
+    }
+
+    /**
+     * Where a page of the list ended: its last lease's fencing token and id. Tokens of different keys may be
+     * equal, so the id orders those; a cursor of a version before per-key tokens has no id (null).
+     */
+    record ListPosition(long fencingToken, UUID leaseId) {
     }
 
     private final JdbcClient jdbc;
@@ -833,7 +844,8 @@ class LeaseStore {
                 .param("owner", f.owner())
                 .param("holder", f.holder())
                 .param("state", f.state())
-                .param("before", f.beforeToken())
+                .param("before", f.before() == null ? null : f.before().fencingToken())
+                .param("beforeId", f.before() == null ? null : f.before().leaseId())
                 .param("limit", f.limit() + 1)
                 .query(this::atTime).list();
     }
@@ -851,7 +863,7 @@ class LeaseStore {
                     INSERT INTO lease (id, key_id, tenant, owner, holder, fencing_token, state,
                                        acquired_at, expires_at, max_expires_at, ttl_seconds, max_lifetime_seconds,
                                        lock_delay_seconds, job_id, trace_id, metadata)
-                    SELECT gen_random_uuid(), r.key_id, r.tenant, r.owner, r.holder, nextval('fencing_token_seq'),
+                    SELECT gen_random_uuid(), r.key_id, r.tenant, r.owner, r.holder, next_fencing_token(r.key_id),
                            'active', c.now, c.now + make_interval(secs => LEAST(r.ttl_seconds, r.max_lifetime_seconds)),
                            c.now + make_interval(secs => r.max_lifetime_seconds), r.ttl_seconds,
                            r.max_lifetime_seconds, r.lock_delay_seconds, r.job_id, r.trace_id, r.metadata
