@@ -1,8 +1,8 @@
 -- Fencing tokens per key that survive lost commits (contract 1.1, "Fencing tokens"; issue 18).
 --
--- A new lease of a key gets the greatest of three values:
+-- A new lease of a key, granted at the database's time now (the grant's lease_now()), gets the greatest of:
 --   * the sequence's next value, as before;
---   * a floor from the database's clock, the whole seconds of lease_now() since 1970 times 2^20: whenever the
+--   * a floor from the database's clock, the whole seconds of now since 1970 times 2^20: whenever the
 --     sequence is below it, the sequence is raised to it (the first grant of each second does so), so a
 --     sequence that a failover or a restore set back jumps forward at once;
 --   * the key's largest token + 1 (one probe of lease_list_by_key).
@@ -15,11 +15,11 @@
 -- Tokens of different keys are not comparable and may, rarely, be equal (two grants raising the sequence in
 -- the same second), so their uniqueness goes; pages of the list are ordered by (fencing_token, id). Tokens
 -- stay below 2^53, exact in every JSON parser: the floor reaches it in the year 2242.
-CREATE FUNCTION next_fencing_token(key bigint) RETURNS bigint
+CREATE FUNCTION next_fencing_token(key bigint, now timestamptz) RETURNS bigint
     LANGUAGE plpgsql VOLATILE
     AS $$
 DECLARE
-    floor_token constant bigint := floor(extract(epoch FROM lease_now()))::bigint * 1048576;
+    floor_token constant bigint := floor(extract(epoch FROM now))::bigint * 1048576;
     token bigint := nextval('fencing_token_seq');
     key_last bigint;
 BEGIN

@@ -863,7 +863,7 @@ class LeaseStore {
                     INSERT INTO lease (id, key_id, tenant, owner, holder, fencing_token, state,
                                        acquired_at, expires_at, max_expires_at, ttl_seconds, max_lifetime_seconds,
                                        lock_delay_seconds, job_id, trace_id, metadata)
-                    SELECT gen_random_uuid(), r.key_id, r.tenant, r.owner, r.holder, next_fencing_token(r.key_id),
+                    SELECT gen_random_uuid(), r.key_id, r.tenant, r.owner, r.holder, next_fencing_token(r.key_id, c.now),
                            'active', c.now, c.now + make_interval(secs => LEAST(r.ttl_seconds, r.max_lifetime_seconds)),
                            c.now + make_interval(secs => r.max_lifetime_seconds), r.ttl_seconds,
                            r.max_lifetime_seconds, r.lock_delay_seconds, r.job_id, r.trace_id, r.metadata
