@@ -32,7 +32,6 @@ import org.springframework.jdbc.datasource.SingleConnectionDataSource;
  * bound of docs/design.md, "Fencing": a first version of this test let the clock step back below it right
  * after a loss, and found the token a lost grant had had handed out again). Property: every grant's token is larger than every token its key was ever given,
  * the lost ones included, and below 2^53. Each history is one seed, so a failure names the seed that repeats it.
- * (Plain JUnit over seeds rather than jqwik: jqwik runs on the JUnit Platform 1.x, the build on 6.)
  */
 class FencingTokenRuleTest {
 
