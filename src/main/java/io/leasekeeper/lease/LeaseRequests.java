@@ -263,8 +263,9 @@ class LeaseRequests {
 
     /*
      * A cursor is the position a page ended at, prefixed with what it positions (the list: a fencing token and
-     * a lease id, "t:<token>:<id>"; a history: an event id, "e:<id>"), base64url without padding. The prefix makes a list's cursor no cursor of a
-     * history and the other way round: each is 400 where it does not belong, not a page of something else.
+     * a lease id, "t:<token>:<id>"; a history: an event id, "e:<id>"), base64url without padding. The prefix
+     * makes a list's cursor no cursor of a history and the other way round: each is 400 where it does not
+     * belong, not a page of something else.
      */
     private static final String LIST_CURSOR = "t:";
     private static final String HISTORY_CURSOR = "e:";

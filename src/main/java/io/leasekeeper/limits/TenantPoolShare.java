@@ -1,7 +1,5 @@
 package io.leasekeeper.limits;
 
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
 import com.zaxxer.hikari.HikariDataSource;
 import io.leasekeeper.config.LeasekeeperProperties;
 import io.leasekeeper.security.TenantAttribute;
@@ -12,7 +10,6 @@ import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
-import java.time.Duration;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -32,14 +29,12 @@ import org.springframework.web.context.request.RequestContextHolder;
  */
 final class TenantPoolShare extends DelegatingDataSource {
 
-    private final int permits;
+    private final TenantPermits shares;
     private final long timeoutNanos;
-    private final Cache<String, Semaphore> shares =
-            Caffeine.newBuilder().expireAfterAccess(Duration.ofMinutes(10)).maximumSize(100_000).build();
 
     private TenantPoolShare(HikariDataSource pool, double share) {
         super(pool);
-        this.permits = Math.max(1, (int) Math.floor(pool.getMaximumPoolSize() * share));
+        this.shares = new TenantPermits(Math.max(1, (int) Math.floor(pool.getMaximumPoolSize() * share)));
         this.timeoutNanos = TimeUnit.MILLISECONDS.toNanos(pool.getConnectionTimeout());
     }
 
@@ -56,13 +51,12 @@ final class TenantPoolShare extends DelegatingDataSource {
 
     /** Connections a tenant may hold at once. */
     int permits() {
-        return permits;
+        return shares.permits();
     }
 
     /** Requests of the tenant waiting for one of its permits now (for tests and diagnosis). */
     int waiting(String tenant) {
-        Semaphore share = shares.getIfPresent(tenant);
-        return share == null ? 0 : share.getQueueLength();
+        return shares.waiting(tenant);
     }
 
     @Override
@@ -71,11 +65,11 @@ final class TenantPoolShare extends DelegatingDataSource {
         if (tenant == null) {
             return super.getConnection();
         }
-        Semaphore share = shares.get(tenant, t -> new Semaphore(permits, true));
+        Semaphore share = shares.of(tenant);
         try {
             if (!share.tryAcquire(timeoutNanos, TimeUnit.NANOSECONDS)) {
                 throw new SQLTransientConnectionException("tenant " + tenant + " holds its share of the pool ("
-                        + permits + " connections) and none came free in time");
+                        + shares.permits() + " connections) and none came free in time");
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -1,7 +1,5 @@
 package io.leasekeeper.limits;
 
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
 import io.leasekeeper.config.LeasekeeperProperties;
 import io.leasekeeper.security.TenantAttribute;
 import io.leasekeeper.web.ApiException;
@@ -10,7 +8,6 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import java.time.Duration;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -28,26 +25,24 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
  * and before the handler runs, and gives it back when it completes; the tenant's further requests wait for a turn
  * (fairly, in arrival order) at most the pool's connection timeout, then answer as a request that found no
  * connection in that time does: 503 DATABASE_UNAVAILABLE with {@code Retry-After} (the turns are usually held
- * that long by requests waiting for the database). A flood from one tenant then waits in its own queue instead of queueing ahead of other
- * tenants' requests for the processors and the database: measured, with the rate and the share of the pool
- * alone a steady tenant's p99 was 3.0 to 3.8 times its quiet value while another flooded, with these turns 1.6
- * to 2.6 times (docs/performance.md). A request that waits for a key or a lease's end ({@link #aside}) gives its turn up
- * while it waits.
+ * that long by requests waiting for the database). A flood from one tenant then waits in its own queue instead
+ * of queueing ahead of other tenants' requests for the processors and the database: measured, with the rate
+ * and the share of the pool alone a steady tenant's p99 was 3.0 to 3.8 times its quiet value while another
+ * flooded, with these turns 1.6 to 2.6 times (docs/performance.md). A request that waits for a key or a
+ * lease's end ({@link #aside}) gives its turn up while it waits.
  */
 @Configuration(proxyBeanMethods = false)
 public class TenantTurns implements HandlerInterceptor, WebMvcConfigurer {
 
     private static final String TURN = TenantTurns.class.getName() + ".turn";
 
-    private final int turns;
+    private final TenantPermits turns;
     private final long waitNanos;
     private final Counter refused;
-    private final Cache<String, Semaphore> tenants =
-            Caffeine.newBuilder().expireAfterAccess(Duration.ofMinutes(10)).maximumSize(100_000).build();
 
     TenantTurns(LeasekeeperProperties properties, MeterRegistry registry,
                 @Value("${spring.datasource.hikari.connection-timeout:30000}") long waitMillis) {
-        this.turns = properties.limits().requestsInProgress();
+        this.turns = new TenantPermits(properties.limits().requestsInProgress());
         this.waitNanos = TimeUnit.MILLISECONDS.toNanos(waitMillis);
         this.refused = TenantLimits.refusals(registry, "in-progress");
     }
@@ -59,13 +54,12 @@ public class TenantTurns implements HandlerInterceptor, WebMvcConfigurer {
 
     /** Turns one tenant has at an instance. */
     int turns() {
-        return turns;
+        return turns.permits();
     }
 
     /** Requests of the tenant waiting for a turn now (for tests and diagnosis). */
     int waiting(String tenant) {
-        Semaphore turn = tenants.getIfPresent(tenant);
-        return turn == null ? 0 : turn.getQueueLength();
+        return turns.waiting(tenant);
     }
 
     @Override
@@ -73,7 +67,7 @@ public class TenantTurns implements HandlerInterceptor, WebMvcConfigurer {
         if (!(request.getAttribute(TenantAttribute.NAME) instanceof String tenant)) {
             return true; // not authenticated: security has answered, or will
         }
-        Semaphore turn = tenants.get(tenant, t -> new Semaphore(turns, true));
+        Semaphore turn = turns.of(tenant);
         boolean taken;
         try {
             taken = turn.tryAcquire(waitNanos, TimeUnit.NANOSECONDS);
@@ -83,7 +77,7 @@ public class TenantTurns implements HandlerInterceptor, WebMvcConfigurer {
         }
         if (!taken) {
             refused.increment();
-            throw new ApiException(ErrorCode.DATABASE_UNAVAILABLE, "The instance is working on " + turns
+            throw new ApiException(ErrorCode.DATABASE_UNAVAILABLE, "The instance is working on " + turns.permits()
                     + " requests of the tenant and none ended in time; retry after 1 s.", 1);
         }
         request.setAttribute(TURN, turn);
