@@ -24,11 +24,11 @@ final class Database {
                        lease_now(), CAST(:expiresAt AS timestamptz), lease_now() + interval '1 day',
                        :ttl, 86400, '{}'
                 FROM k ORDER BY k.id
-                RETURNING id, fencing_token, acquired_at, expires_at
+                RETURNING tenant, id, fencing_token, acquired_at, expires_at
             )
-            INSERT INTO lease_event (lease_id, lease_acquired_at, type, from_state, to_state, fencing_token, at,
+            INSERT INTO lease_event (tenant, lease_id, lease_acquired_at, type, from_state, to_state, fencing_token, at,
                                      principal, details)
-            SELECT id, acquired_at, 'ACQUIRED', NULL, 'active', fencing_token, acquired_at, :owner,
+            SELECT tenant, id, acquired_at, 'ACQUIRED', NULL, 'active', fencing_token, acquired_at, :owner,
                    jsonb_build_object('expiresAt', rfc3339(expires_at), 'ttlSeconds', :ttl)
             FROM l
             """;

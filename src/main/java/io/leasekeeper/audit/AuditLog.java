@@ -23,22 +23,22 @@ public class AuditLog {
 
     /*
      * One page of a lease's history, oldest first: the events after :afterEventId (0 before the first page),
-     * at most :limit of them, by the primary key (lease_id, id, lease_acquired_at), so every page costs the same
-     * however long the history; no OFFSET. The lease's acquired_at is its events' partition key, so the page reads
-     * one partition. The lease is found by its id alone, then confined to the tenant (why: LeaseStore,
-     * LOCK_KEY_OF_LEASE). The LEFT JOIN answers the lease's existence in the same snapshot: no row at all is no
-     * such lease in this tenant; one row without an event is a lease with no event past the cursor.
+     * at most :limit of them, by the primary key (tenant, lease_id, id, lease_acquired_at), so every page costs the
+     * same however long the history; no OFFSET. The lease's acquired_at is its events' partition key, so the page
+     * reads one partition. The lease is found by its primary key (tenant, id). The LEFT JOIN answers the lease's
+     * existence in the same snapshot: no row at all is no such lease in this tenant; one row without an event is a
+     * lease with no event past the cursor.
      */
     private static final String HISTORY_PAGE = """
-            WITH by_id AS MATERIALIZED (SELECT id, tenant, acquired_at FROM lease WHERE id = :leaseId)
             SELECT e.id, e.lease_id, e.type, e.from_state, e.to_state, e.fencing_token, e.at,
                    e.principal, e.request_id, e.trace_id, e.details
-            FROM by_id l
+            FROM lease l
             LEFT JOIN LATERAL (SELECT * FROM lease_event
-                               WHERE lease_id = l.id AND lease_acquired_at = l.acquired_at AND id > :afterEventId
+                               WHERE tenant = :tenant AND lease_id = l.id AND lease_acquired_at = l.acquired_at
+                                 AND id > :afterEventId
                                ORDER BY id
                                LIMIT :limit) e ON true
-            WHERE l.tenant = :tenant
+            WHERE l.tenant = :tenant AND l.id = :leaseId
             ORDER BY e.id
             """;
 

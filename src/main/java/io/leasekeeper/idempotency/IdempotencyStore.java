@@ -50,10 +50,12 @@ public class IdempotencyStore {
             """;
 
     private static final String DELETE_OLD = """
+            -- Across tenants: retention.
             DELETE FROM idempotency_record
-            WHERE ctid IN (SELECT ctid FROM idempotency_record
-                           WHERE created_at < lease_now() - make_interval(secs => :retention)
-                           LIMIT :batchSize)
+            WHERE (tenant, subject, idempotency_key) IN (
+                SELECT tenant, subject, idempotency_key FROM idempotency_record
+                WHERE created_at < lease_now() - make_interval(secs => :retention)
+                LIMIT :batchSize)
             """;
 
     private record Existing(String fingerprint, Integer status, UUID leaseId, boolean stale) {

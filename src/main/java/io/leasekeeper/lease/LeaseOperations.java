@@ -11,6 +11,7 @@ import io.leasekeeper.web.ErrorCode;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import org.springframework.stereotype.Component;
@@ -97,7 +98,7 @@ public class LeaseOperations {
                 }
             }
             if (watched.isEmpty()) {
-                store.watchKey(busy.keyId(), watchSeconds, watchHorizon);
+                store.watchKey(caller.tenant(), busy.keyId(), watchSeconds, watchHorizon);
             }
             if (!store.queue(waiterId, busy.keyId(), command, leaseTraceId(command, caller), caller, idempotency)) {
                 // The idempotency record could not refuse it: a busy try gives its claim up, and its row stays.
@@ -118,8 +119,8 @@ public class LeaseOperations {
     @Transactional
     public AcquireResult tryQueued(AcquireCommand command, Caller caller, UUID waiterId, boolean idempotent) {
         Optional<AcquireResult> handed = idempotent
-                ? store.takeGrant(waiterId).map(leaseId -> granted(leaseId, caller))
-                : store.grantedTo(waiterId).map(lease -> new AcquireResult.Granted(lease.lease(), lease.now()));
+                ? store.takeGrant(caller.tenant(), waiterId).map(leaseId -> granted(leaseId, caller))
+                : store.grantedTo(caller.tenant(), waiterId).map(lease -> new AcquireResult.Granted(lease.lease(), lease.now()));
         return handed.orElseGet(() -> acquireOrBusy(command, caller, waiterId));
     }
 
@@ -132,7 +133,7 @@ public class LeaseOperations {
         // The key's lock before the row's, as a hand-over takes them (it updates the row under the key's lock):
         // the other order deadlocks with a release handing the key to this very row.
         store.lockKey(command.key());
-        return store.leaveQueue(waiterId).map(leaseId -> granted(leaseId, caller))
+        return store.leaveQueue(caller.tenant(), waiterId).map(leaseId -> granted(leaseId, caller))
                 .orElseGet(() -> acquireOrBusy(command, caller, null));
     }
 
@@ -145,10 +146,10 @@ public class LeaseOperations {
     @Transactional
     public void abandonQueue(UUID waiterId, Caller caller, boolean idempotent) {
         if (idempotent) {
-            store.leaveQueueUngranted(waiterId);
+            store.leaveQueueUngranted(caller.tenant(), waiterId);
             return;
         }
-        store.leaveQueue(waiterId).flatMap(leaseId -> store.byId(leaseId, caller.tenant()))
+        store.leaveQueue(caller.tenant(), waiterId).flatMap(leaseId -> store.byId(leaseId, caller.tenant()))
                 .filter(granted -> granted.lease().activeAt(granted.now()))
                 .ifPresent(granted -> releaseIfHeld(granted.lease().id(), granted.lease().fencingToken(), caller));
     }
@@ -183,7 +184,7 @@ public class LeaseOperations {
         }
         boolean queued = key.watched() || waiterId != null;
         if (queued) {
-            Optional<AcquireResult> handed = handOver(key.id(), waiterId);
+            Optional<AcquireResult> handed = handOver(key, waiterId);
             if (handed.isPresent()) {
                 return handed.get();
             }
@@ -211,7 +212,7 @@ public class LeaseOperations {
                 return delayed(key.id(), expiry.delayedUntil(), now);
             }
             if (queued) {
-                Optional<AcquireResult> handed = handOver(key.id(), waiterId);
+                Optional<AcquireResult> handed = handOver(key, waiterId);
                 if (handed.isPresent()) {
                     return handed.get();
                 }
@@ -230,17 +231,17 @@ public class LeaseOperations {
      * watchers of the key's last lease). This request's answer: granted when the row is its own, else held by
      * the lease just granted; empty when no one waits.
      */
-    private Optional<AcquireResult> handOver(long keyId, UUID waiterId) {
-        return store.handOver(keyId, notifications).map(handed -> {
+    private Optional<AcquireResult> handOver(LeaseStore.KeyLock key, UUID waiterId) {
+        return store.handOver(key.tenant(), key.id(), notifications).map(handed -> {
             Lease lease = handed.granted().lease();
             Instant now = handed.granted().now();
             if (handed.waiterId().equals(waiterId)) {
-                store.takeGrant(waiterId).orElseThrow(() -> LeaseStore.contradiction("TAKE_GRANT",
+                store.takeGrant(key.tenant(), waiterId).orElseThrow(() -> LeaseStore.contradiction("TAKE_GRANT",
                         "waiting row " + waiterId, "it deleted no row, though this transaction just handed it the key"));
                 return new AcquireResult.Granted(lease, now);
             }
             handedOver(handed.waiterId());
-            return new AcquireResult.Held(keyId, lease.owner(), lease.holder(), lease.expiresAt(),
+            return new AcquireResult.Held(key.id(), lease.owner(), lease.holder(), lease.expiresAt(),
                     lease.remainingMillisAt(now));
         });
     }
@@ -283,7 +284,7 @@ public class LeaseOperations {
         LeaseStore.Transition release = store.release(leaseId, fencingToken, caller)
                 .orElseThrow(() -> notFound(leaseId));
         if (release.changed() && key.watched()) {
-            freedOrHandedOver(key.id());
+            freedOrHandedOver(key);
         }
         if (!release.changed()) {
             requireOwnerAndToken(release.lease(), fencingToken, caller);
@@ -304,7 +305,7 @@ public class LeaseOperations {
             if (revoke.lease().lockDelaySeconds() > 0) {
                 freed(Long.toString(key.id())); // delayed: the waiters try when the delay ends
             } else {
-                freedOrHandedOver(key.id());
+                freedOrHandedOver(key);
             }
         }
         if (!revoke.changed()) {
@@ -318,13 +319,22 @@ public class LeaseOperations {
     }
 
     /**
-     * One sweeper batch: records the expiry of up to {@code batchSize} due leases whose keys no one else
-     * has locked, and notifies the waiters of those keys, one notification for the batch. Returns how many
-     * it expired.
+     * Up to {@code limit} tenants with a due lease, in tenant order after {@code after} (null: from the first): the
+     * sweeper works one tenant at a time.
+     */
+    @Transactional(readOnly = true)
+    public List<String> dueTenants(String after, int limit) {
+        return store.dueTenants(after, limit);
+    }
+
+    /**
+     * One sweeper batch of one tenant: records the expiry of up to {@code batchSize} of its due leases whose keys
+     * no one else has locked, and notifies the waiters of those keys, one notification for the batch. Returns how
+     * many it expired.
      */
     @Transactional
-    public int expireDue(int batchSize) {
-        LeaseStore.Sweep sweep = store.expireDue(batchSize, SWEEPER);
+    public int expireDue(String tenant, int batchSize) {
+        LeaseStore.Sweep sweep = store.expireDue(tenant, batchSize, SWEEPER);
         if (sweep.watchedKeys() != null) {
             freed(sweep.watchedKeys());
         }
@@ -355,12 +365,12 @@ public class LeaseOperations {
     }
 
     /** With the key locked and just freed by this transaction: hands it over to its queue, or says it is free. */
-    private void freedOrHandedOver(long keyId) {
-        Optional<LeaseStore.HandOver> handed = store.handOver(keyId, notifications);
+    private void freedOrHandedOver(LeaseStore.KeyLock key) {
+        Optional<LeaseStore.HandOver> handed = store.handOver(key.tenant(), key.id(), notifications);
         if (handed.isPresent()) {
             handedOver(handed.get().waiterId());
         } else {
-            freed(Long.toString(keyId));
+            freed(Long.toString(key.id()));
         }
     }
 

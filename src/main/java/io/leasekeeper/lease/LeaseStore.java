@@ -37,7 +37,7 @@ class LeaseStore {
 
     /** The key's row lock, with its lock-delay (when it has not passed) and whether anyone waits for it. */
     private static final String LOCK_KEY = """
-            SELECT id, lease_now() AS now,
+            SELECT tenant, id, lease_now() AS now,
                    CASE WHEN delayed_until > lease_now() THEN delayed_until END AS delayed_until,
                    coalesce(watched_until > lease_now(), false) AS watched
             FROM lease_key
@@ -55,19 +55,18 @@ class LeaseStore {
             """;
 
     /*
-     * A lease named by its id is looked up by its id alone, in a MATERIALIZED common table expression,
-     * and confined to the tenant on the one row found. With "id = ? AND tenant = ?" in one WHERE clause,
-     * PostgreSQL may reach the lease through a tenant-led index when its statistics think the tenant has
-     * hardly any leases (a tenant that grew since the last ANALYZE), and scan all of the tenant's leases
-     * for the one id (LeasePlansTest).
+     * Every statement of a request names its tenant on every table it reaches (tenant = :tenant), and rows by
+     * their primary keys, which lead with the tenant: so each reaches one tenant's rows, one partition of a table
+     * partitioned by tenant, one node of one distributed by it (docs/scale-out.md; TenantPartitionsTest). A lease
+     * named by its id is found by (tenant, id), its primary key: one probe, whatever the statistics say of the
+     * tenant (LeasePlansTest).
      */
 
     private static final String LOCK_KEY_OF_LEASE = """
-            WITH by_id AS MATERIALIZED (SELECT key_id, tenant FROM lease WHERE id = :leaseId)
-            SELECT k.id, lease_now() AS now, NULL AS delayed_until,
+            SELECT k.tenant, k.id, lease_now() AS now, NULL AS delayed_until,
                    coalesce(k.watched_until > lease_now(), false) AS watched
-            FROM by_id l JOIN lease_key k ON k.id = l.key_id
-            WHERE l.tenant = :tenant
+            FROM lease l JOIN lease_key k ON k.tenant = :tenant AND k.id = l.key_id
+            WHERE l.tenant = :tenant AND l.id = :leaseId
             FOR NO KEY UPDATE OF k
             """;
 
@@ -84,19 +83,18 @@ class LeaseStore {
      * and marked.
      */
     private static final String WATCH_KEY_OF_LEASE = """
-            WITH by_id AS MATERIALIZED (SELECT key_id, tenant FROM lease WHERE id = :leaseId),
-            to_mark AS MATERIALIZED (
-                SELECT k.id FROM by_id l JOIN lease_key k ON k.id = l.key_id
-                WHERE l.tenant = :tenant
+            WITH to_mark AS MATERIALIZED (
+                SELECT k.id FROM lease l JOIN lease_key k ON k.tenant = :tenant AND k.id = l.key_id
+                WHERE l.tenant = :tenant AND l.id = :leaseId
                   AND (k.watched_until IS NULL OR k.watched_until < lease_now() + make_interval(secs => :seconds))
                 FOR NO KEY UPDATE OF k
             ), marked AS (
                 UPDATE lease_key k SET watched_until = lease_now() + make_interval(secs => :horizon)
-                FROM to_mark m WHERE k.id = m.id
+                FROM to_mark m WHERE k.tenant = :tenant AND k.id = m.id
                 RETURNING 1
             )
             SELECT key_id, (SELECT count(*) FROM to_mark) AS to_mark, (SELECT count(*) FROM marked) AS marked
-            FROM by_id WHERE tenant = :tenant
+            FROM lease WHERE tenant = :tenant AND id = :leaseId
             """;
 
     /**
@@ -106,11 +104,11 @@ class LeaseStore {
     private static final String WATCH_KEY = """
             WITH to_mark AS MATERIALIZED (
                 SELECT id FROM lease_key
-                WHERE id = :keyId
+                WHERE tenant = :tenant AND id = :keyId
                   AND (watched_until IS NULL OR watched_until < lease_now() + make_interval(secs => :seconds))
             ), marked AS (
                 UPDATE lease_key k SET watched_until = lease_now() + make_interval(secs => :horizon)
-                FROM to_mark m WHERE k.id = m.id
+                FROM to_mark m WHERE k.tenant = :tenant AND k.id = m.id
                 RETURNING 1
             )
             SELECT (SELECT count(*) FROM to_mark) AS to_mark, (SELECT count(*) FROM marked) AS marked
@@ -127,7 +125,8 @@ class LeaseStore {
                    coalesce(k.watched_until >= lease_now() + make_interval(secs => :seconds), false) AS watched,
                    l.owner, l.holder, l.expires_at
             FROM lease_key k
-            LEFT JOIN lease l ON l.key_id = k.id AND l.state = 'active' AND l.expires_at > lease_now()
+            LEFT JOIN lease l ON l.tenant = :tenant AND l.key_id = k.id AND l.state = 'active'
+                             AND l.expires_at > lease_now()
             WHERE k.tenant = :tenant AND k.program = :program AND k.target_type = :targetType
               AND k.target_value = :targetValue AND k.actor = :actor
               AND k.operation IS NOT DISTINCT FROM CAST(:operation AS text)
@@ -137,10 +136,9 @@ class LeaseStore {
     private static final String NOTIFY_FREED = "SELECT pg_notify('" + FreedKeys.CHANNEL + "', :keyIds)";
 
     private static final String BY_ID = """
-            WITH by_id AS MATERIALIZED (SELECT * FROM lease WHERE id = :leaseId)
             SELECT lease_now() AS now, %s
-            FROM by_id l JOIN lease_key k ON k.id = l.key_id
-            WHERE l.tenant = :tenant
+            FROM lease l JOIN lease_key k ON k.tenant = :tenant AND k.id = l.key_id
+            WHERE l.tenant = :tenant AND l.id = :leaseId
             """.formatted(COLUMNS);
 
     /*
@@ -178,7 +176,7 @@ class LeaseStore {
      */
     private static final String HAND_OVER = grant("""
             SELECT * FROM lease_waiter
-            WHERE key_id = :keyId AND lease_id IS NULL AND wait_until > lease_now()
+            WHERE tenant = :tenant AND key_id = :keyId AND lease_id IS NULL AND wait_until > lease_now()
             ORDER BY position
             LIMIT 1
             FOR UPDATE
@@ -186,7 +184,7 @@ class LeaseStore {
             , handed AS (
                 UPDATE lease_waiter w SET lease_id = g.id
                 FROM granted g, request r
-                WHERE w.key_id = r.key_id AND w.position = r.position
+                WHERE w.tenant = :tenant AND w.key_id = r.key_id AND w.position = r.position
                 RETURNING w.id AS waiter_id, g.id AS lease_id
             ), notified AS (
                 SELECT pg_notify('%s', CAST(:keyId AS text) || '>' || CAST(waiter_id AS text))
@@ -197,7 +195,8 @@ class LeaseStore {
                          (SELECT count(*) FROM granted) AS grants, (SELECT count(*) FROM handed) AS handed_rows,
                          (SELECT count(*) FROM event) AS events) AS c
             LEFT JOIN (SELECT h.waiter_id, clock.now, (SELECT count(*) FROM notified) AS notified, %s
-                       FROM handed h JOIN granted l ON l.id = h.lease_id JOIN lease_key k ON k.id = l.key_id
+                       FROM handed h JOIN granted l ON l.id = h.lease_id
+                       JOIN lease_key k ON k.tenant = :tenant AND k.id = l.key_id
                        CROSS JOIN clock) AS h ON true
             """.formatted(FreedKeys.CHANNEL, COLUMNS);
 
@@ -243,9 +242,11 @@ class LeaseStore {
      */
     private static final String TAKE_GRANT = """
             WITH granted AS MATERIALIZED (
-                SELECT id, lease_id FROM lease_waiter WHERE id = :waiterId AND lease_id IS NOT NULL FOR UPDATE
+                SELECT id, lease_id FROM lease_waiter
+                WHERE tenant = :tenant AND id = :waiterId AND lease_id IS NOT NULL
+                FOR UPDATE
             ), taken AS (
-                DELETE FROM lease_waiter w USING granted g WHERE w.id = g.id RETURNING 1
+                DELETE FROM lease_waiter w USING granted g WHERE w.tenant = :tenant AND w.id = g.id RETURNING 1
             )
             SELECT lease_id, (SELECT count(*) FROM taken) AS deleted FROM granted
             """;
@@ -255,9 +256,11 @@ class LeaseStore {
      * stays until the sweeper deletes it with the rows whose wait ran out.
      */
     private static final String GRANTED_TO = """
-            WITH handed AS MATERIALIZED (SELECT lease_id FROM lease_waiter WHERE id = :waiterId)
             SELECT lease_now() AS now, %s
-            FROM handed w JOIN lease l ON l.id = w.lease_id JOIN lease_key k ON k.id = l.key_id
+            FROM lease_waiter w
+            JOIN lease l ON l.tenant = :tenant AND l.id = w.lease_id
+            JOIN lease_key k ON k.tenant = :tenant AND k.id = l.key_id
+            WHERE w.tenant = :tenant AND w.id = :waiterId
             """.formatted(COLUMNS);
 
     /**
@@ -266,9 +269,9 @@ class LeaseStore {
      */
     private static final String LEAVE_QUEUE = """
             WITH queued AS MATERIALIZED (
-                SELECT id, lease_id FROM lease_waiter WHERE id = :waiterId FOR UPDATE
+                SELECT id, lease_id FROM lease_waiter WHERE tenant = :tenant AND id = :waiterId FOR UPDATE
             ), gone AS (
-                DELETE FROM lease_waiter w USING queued q WHERE w.id = q.id RETURNING 1
+                DELETE FROM lease_waiter w USING queued q WHERE w.tenant = :tenant AND w.id = q.id RETURNING 1
             )
             SELECT lease_id, (SELECT count(*) FROM gone) AS deleted FROM queued
             """;
@@ -279,9 +282,9 @@ class LeaseStore {
      */
     private static final String LEAVE_QUEUE_UNGRANTED = """
             WITH queued AS MATERIALIZED (
-                SELECT id FROM lease_waiter WHERE id = :waiterId AND lease_id IS NULL FOR UPDATE
+                SELECT id FROM lease_waiter WHERE tenant = :tenant AND id = :waiterId AND lease_id IS NULL FOR UPDATE
             ), gone AS (
-                DELETE FROM lease_waiter w USING queued q WHERE w.id = q.id RETURNING 1
+                DELETE FROM lease_waiter w USING queued q WHERE w.tenant = :tenant AND w.id = q.id RETURNING 1
             )
             SELECT (SELECT count(*) FROM queued) AS queued, (SELECT count(*) FROM gone) AS deleted
             """;
@@ -298,22 +301,23 @@ class LeaseStore {
                   AND fingerprint = :fingerprint AND lease_id IS NOT NULL
                 FOR UPDATE
             ), adopted AS (
-                DELETE FROM lease_waiter w USING granted g WHERE w.id = g.id RETURNING 1
+                DELETE FROM lease_waiter w USING granted g WHERE w.tenant = :tenant AND w.id = g.id RETURNING 1
             )
             SELECT lease_id, (SELECT count(*) FROM adopted) AS deleted FROM granted
             """;
 
     /**
      * Rows whose request never answered (its instance stopped), a while after their wait ran out: the counts of
-     * the rows found and deleted.
+     * the rows found and deleted. Housekeeping across tenants, as retention is: no request waits on it.
      */
     private static final String DELETE_ABANDONED_WAITERS = """
+            -- Across tenants: housekeeping of rows no request waits on.
             WITH abandoned AS MATERIALIZED (
-                SELECT id FROM lease_waiter WHERE wait_until < lease_now() - interval '1 minute'
+                SELECT tenant, id FROM lease_waiter WHERE wait_until < lease_now() - interval '1 minute'
                 LIMIT :batchSize
                 FOR UPDATE
             ), gone AS (
-                DELETE FROM lease_waiter w USING abandoned a WHERE w.id = a.id RETURNING 1
+                DELETE FROM lease_waiter w USING abandoned a WHERE w.tenant = a.tenant AND w.id = a.id RETURNING 1
             )
             SELECT (SELECT count(*) FROM abandoned) AS abandoned, (SELECT count(*) FROM gone) AS deleted
             """;
@@ -325,8 +329,7 @@ class LeaseStore {
      */
     private static final String RENEW = """
             WITH clock AS (SELECT lease_now() AS now),
-            by_id AS MATERIALIZED (SELECT * FROM lease WHERE id = :leaseId),
-            found AS (SELECT * FROM by_id WHERE tenant = :tenant),
+            found AS MATERIALIZED (SELECT * FROM lease WHERE tenant = :tenant AND id = :leaseId),
             renewed AS (
                 UPDATE lease l
                 SET renewed_at = clock.now,
@@ -334,13 +337,13 @@ class LeaseStore {
                     expires_at = LEAST(clock.now + make_interval(secs => coalesce(CAST(:ttl AS integer), l.ttl_seconds)),
                                        l.max_expires_at)
                 FROM clock, found f
-                WHERE l.id = f.id AND l.owner = :principal
+                WHERE l.tenant = :tenant AND l.id = f.id AND l.owner = :principal
                   AND l.fencing_token = :fencingToken AND l.state = 'active' AND l.expires_at > clock.now
                 RETURNING l.*
             ), event AS (
-                INSERT INTO lease_event (lease_id, lease_acquired_at, type, from_state, to_state, fencing_token, at,
-                                         principal, request_id, trace_id, details)
-                SELECT r.id, r.acquired_at, 'RENEWED', 'active', 'active', r.fencing_token, r.renewed_at,
+                INSERT INTO lease_event (tenant, lease_id, lease_acquired_at, type, from_state, to_state,
+                                         fencing_token, at, principal, request_id, trace_id, details)
+                SELECT r.tenant, r.id, r.acquired_at, 'RENEWED', 'active', 'active', r.fencing_token, r.renewed_at,
                        :principal, :requestId, :traceId,
                        jsonb_build_object('previousExpiresAt', rfc3339(f.expires_at),
                                           'expiresAt', rfc3339(r.expires_at), 'ttlSeconds', r.ttl_seconds)
@@ -358,25 +361,24 @@ class LeaseStore {
      */
     private static final String END = """
             WITH clock AS (SELECT lease_now() AS now),
-            by_id AS MATERIALIZED (SELECT * FROM lease WHERE id = :leaseId),
-            found AS (SELECT * FROM by_id WHERE tenant = :tenant),
+            found AS MATERIALIZED (SELECT * FROM lease WHERE tenant = :tenant AND id = :leaseId),
             ended AS (
                 UPDATE lease l
                 SET state = :state, ended_at = clock.now, end_reason = :reason
                 FROM clock, found f
-                WHERE l.id = f.id AND l.state = 'active' AND l.expires_at > clock.now
+                WHERE l.tenant = :tenant AND l.id = f.id AND l.state = 'active' AND l.expires_at > clock.now
                   AND (:state = 'revoked'
                        OR (l.owner = :principal AND l.fencing_token = CAST(:fencingToken AS bigint)))
                 RETURNING l.*
             ), delayed AS (
                 UPDATE lease_key k SET delayed_until = e.ended_at + make_interval(secs => e.lock_delay_seconds)
                 FROM ended e
-                WHERE k.id = e.key_id AND e.state = 'revoked' AND e.lock_delay_seconds > 0
+                WHERE k.tenant = :tenant AND k.id = e.key_id AND e.state = 'revoked' AND e.lock_delay_seconds > 0
                 RETURNING 1
             ), event AS (
-                INSERT INTO lease_event (lease_id, lease_acquired_at, type, from_state, to_state, fencing_token, at,
-                                         principal, request_id, trace_id, details)
-                SELECT id, acquired_at, :eventType, 'active', state, fencing_token, ended_at,
+                INSERT INTO lease_event (tenant, lease_id, lease_acquired_at, type, from_state, to_state,
+                                         fencing_token, at, principal, request_id, trace_id, details)
+                SELECT tenant, id, acquired_at, :eventType, 'active', state, fencing_token, ended_at,
                        :principal, :requestId, :traceId, CAST(:details AS jsonb)
                 FROM ended
                 RETURNING 1
@@ -394,17 +396,17 @@ class LeaseStore {
     private static final String EXPIRE = """
             WITH expired AS (
                 UPDATE lease SET state = 'expired', ended_at = expires_at, end_reason = 'expired'
-                WHERE id = :leaseId AND state = 'active' AND expires_at <= lease_now()
-                RETURNING id, key_id, fencing_token, acquired_at, expires_at, lock_delay_seconds
+                WHERE tenant = :tenant AND id = :leaseId AND state = 'active' AND expires_at <= lease_now()
+                RETURNING tenant, id, key_id, fencing_token, acquired_at, expires_at, lock_delay_seconds
             ), delayed AS (
                 UPDATE lease_key k SET delayed_until = e.expires_at + make_interval(secs => e.lock_delay_seconds)
                 FROM expired e
-                WHERE k.id = e.key_id AND e.lock_delay_seconds > 0
+                WHERE k.tenant = :tenant AND k.id = e.key_id AND e.lock_delay_seconds > 0
                 RETURNING k.delayed_until
             ), event AS (
-                INSERT INTO lease_event (lease_id, lease_acquired_at, type, from_state, to_state, fencing_token, at,
-                                         principal, request_id, trace_id, details)
-                SELECT id, acquired_at, 'EXPIRED', 'active', 'expired', fencing_token, lease_now(),
+                INSERT INTO lease_event (tenant, lease_id, lease_acquired_at, type, from_state, to_state,
+                                         fencing_token, at, principal, request_id, trace_id, details)
+                SELECT tenant, id, acquired_at, 'EXPIRED', 'active', 'expired', fencing_token, lease_now(),
                        :principal, :requestId, :traceId, jsonb_build_object('expiresAt', rfc3339(expires_at))
                 FROM expired
                 RETURNING 1
@@ -416,7 +418,32 @@ class LeaseStore {
             """;
 
     /**
-     * One sweeper batch, one statement. {@code due_keys} locks the keys whose active lease is due,
+     * The tenants that have a due lease, in tenant order after {@code :after} (null: from the first), at most
+     * {@code :limit}: the sweeper's one statement across tenants, a read. It skips from tenant to tenant along
+     * lease_due (tenant, expires_at), one probe of the index for each tenant with active leases and one for
+     * whether its earliest expiry is due, so its cost follows the tenants with active leases, not the leases.
+     */
+    private static final String DUE_TENANTS = """
+            -- Across tenants: the sweeper's search for the tenants it sweeps, a read.
+            WITH RECURSIVE tenants AS (
+                (SELECT tenant FROM lease
+                 WHERE state = 'active' AND (CAST(:after AS text) IS NULL OR tenant > :after)
+                 ORDER BY tenant LIMIT 1)
+                UNION ALL
+                SELECT (SELECT l.tenant FROM lease l
+                        WHERE l.state = 'active' AND l.tenant > t.tenant
+                        ORDER BY l.tenant LIMIT 1)
+                FROM tenants t WHERE t.tenant IS NOT NULL
+            )
+            SELECT t.tenant FROM tenants t
+            WHERE t.tenant IS NOT NULL
+              AND EXISTS (SELECT 1 FROM lease l
+                          WHERE l.tenant = t.tenant AND l.state = 'active' AND l.expires_at <= lease_now())
+            LIMIT :limit
+            """;
+
+    /**
+     * One sweeper batch of one tenant, one statement. {@code due_keys} locks the keys whose active lease is due,
      * skipping keys another transaction holds (an acquire, renew, release or another sweeper working on
      * them); the limit applies after locking, so concurrent sweepers take disjoint batches. The UPDATE
      * then expires only leases still active and due: a lease that a transaction committed since this
@@ -430,25 +457,25 @@ class LeaseStore {
     private static final String EXPIRE_DUE = """
             WITH due_keys AS (
                 SELECT k.id
-                FROM lease l JOIN lease_key k ON k.id = l.key_id
-                WHERE l.state = 'active' AND l.expires_at <= lease_now()
+                FROM lease l JOIN lease_key k ON k.tenant = :tenant AND k.id = l.key_id
+                WHERE l.tenant = :tenant AND l.state = 'active' AND l.expires_at <= lease_now()
                 ORDER BY l.expires_at
                 LIMIT :batchSize
                 FOR NO KEY UPDATE OF k SKIP LOCKED
             ), expired AS (
                 UPDATE lease l SET state = 'expired', ended_at = l.expires_at, end_reason = 'expired'
                 FROM due_keys d
-                WHERE l.key_id = d.id AND l.state = 'active' AND l.expires_at <= lease_now()
-                RETURNING l.id, l.key_id, l.fencing_token, l.acquired_at, l.expires_at, l.lock_delay_seconds
+                WHERE l.tenant = :tenant AND l.key_id = d.id AND l.state = 'active' AND l.expires_at <= lease_now()
+                RETURNING l.tenant, l.id, l.key_id, l.fencing_token, l.acquired_at, l.expires_at, l.lock_delay_seconds
             ), delayed AS (
                 UPDATE lease_key k SET delayed_until = e.expires_at + make_interval(secs => e.lock_delay_seconds)
                 FROM expired e
-                WHERE k.id = e.key_id AND e.lock_delay_seconds > 0
+                WHERE k.tenant = :tenant AND k.id = e.key_id AND e.lock_delay_seconds > 0
                 RETURNING 1
             ), events AS (
-                INSERT INTO lease_event (lease_id, lease_acquired_at, type, from_state, to_state, fencing_token, at,
-                                         principal, details)
-                SELECT id, acquired_at, 'EXPIRED', 'active', 'expired', fencing_token, lease_now(), :principal,
+                INSERT INTO lease_event (tenant, lease_id, lease_acquired_at, type, from_state, to_state,
+                                         fencing_token, at, principal, details)
+                SELECT tenant, id, acquired_at, 'EXPIRED', 'active', 'expired', fencing_token, lease_now(), :principal,
                        jsonb_build_object('expiresAt', rfc3339(expires_at))
                 FROM expired
                 RETURNING 1
@@ -459,7 +486,7 @@ class LeaseStore {
                    (SELECT string_agg(CAST(d.id AS text), ',') FROM due_keys d
                     WHERE NOT EXISTS (SELECT 1 FROM expired e WHERE e.key_id = d.id)) AS passed_over,
                    (SELECT string_agg(CAST(k.id AS text), ',')
-                    FROM expired e JOIN lease_key k ON k.id = e.key_id
+                    FROM expired e JOIN lease_key k ON k.tenant = :tenant AND k.id = e.key_id
                     WHERE k.watched_until > lease_now()) AS watched_keys
             """;
 
@@ -471,14 +498,14 @@ class LeaseStore {
      */
     private static final String STILL_DUE = """
             SELECT id FROM lease
-            WHERE key_id = ANY (CAST(string_to_array(:keyIds, ',') AS bigint[]))
+            WHERE tenant = :tenant AND key_id = ANY (CAST(string_to_array(:keyIds, ',') AS bigint[]))
               AND state = 'active' AND expires_at <= :at
             """;
 
     private static final String CURRENT_OF_KEY = """
             SELECT lease_now() AS now, %s
-            FROM lease l JOIN lease_key k ON k.id = l.key_id
-            WHERE k.tenant = :tenant AND k.program = :program AND k.target_type = :targetType
+            FROM lease l JOIN lease_key k ON k.tenant = :tenant AND k.id = l.key_id
+            WHERE l.tenant = :tenant AND k.program = :program AND k.target_type = :targetType
               AND k.target_value = :targetValue AND k.actor = :actor
               AND k.operation IS NOT DISTINCT FROM CAST(:operation AS text)
               AND l.state = 'active' AND l.expires_at > lease_now()
@@ -490,7 +517,7 @@ class LeaseStore {
      */
     private static final String LIST = """
             SELECT lease_now() AS now, %s
-            FROM lease l JOIN lease_key k ON k.id = l.key_id
+            FROM lease l JOIN lease_key k ON k.tenant = :tenant AND k.id = l.key_id
             WHERE l.tenant = :tenant
               AND (CAST(:program AS text) IS NULL OR k.program = :program)
               AND (CAST(:actor AS text) IS NULL OR k.actor = :actor)
@@ -510,9 +537,10 @@ class LeaseStore {
     /**
      * The leases marked active: still within their TTL, past it but not yet swept, and how long ago the
      * oldest unswept one expired (the sweeper's lag), all by the database's clock. One scan of the
-     * active rows; run at a bounded rate, never per scrape.
+     * active rows of every tenant; run at a bounded rate, never per scrape.
      */
     private static final String ACTIVE_COUNTS = """
+            -- Across tenants: the gauges' counts.
             SELECT count(*) FILTER (WHERE expires_at > lease_now()) AS active,
                    count(*) FILTER (WHERE expires_at <= lease_now()) AS unswept,
                    coalesce(extract(epoch FROM lease_now() - min(expires_at) FILTER (WHERE expires_at <= lease_now())), 0)
@@ -524,10 +552,10 @@ class LeaseStore {
     };
 
     /**
-     * A key's row, locked until the transaction ends at {@code now}: its id, the end of its lock-delay when
-     * that has not passed (else null; not read by the lock of a lease's key), and whether a request waits for it.
+     * A key's row, locked until the transaction ends at {@code now}: its tenant and id, the end of its lock-delay
+     * when that has not passed (else null; not read by the lock of a lease's key), and whether a request waits for it.
      */
-    record KeyLock(long id, Instant now, Instant delayedUntil, boolean watched) {
+    record KeyLock(String tenant, long id, Instant now, Instant delayedUntil, boolean watched) {
     }
 
     /**
@@ -609,8 +637,8 @@ class LeaseStore {
     }
 
     /** With the key locked: a waiting acquire marks it watched for {@code seconds}. */
-    void watchKey(long keyId, int seconds, int horizon) {
-        jdbc.sql(WATCH_KEY).param("keyId", keyId).param("seconds", seconds).param("horizon", horizon)
+    void watchKey(String tenant, long keyId, int seconds, int horizon) {
+        jdbc.sql(WATCH_KEY).param("tenant", tenant).param("keyId", keyId).param("seconds", seconds).param("horizon", horizon)
                 .query(rs -> {
                     requireWritten("WATCH_KEY", "key " + keyId, rs.getLong("to_mark"), rs.getLong("marked"));
                 });
@@ -647,8 +675,8 @@ class LeaseStore {
      * With the key locked and free: hands it to the first waiting row of its queue, notifying every instance
      * when {@code notify}; empty when none waits.
      */
-    Optional<HandOver> handOver(long keyId, boolean notify) {
-        return jdbc.sql(HAND_OVER).param("keyId", keyId).param("notify", notify).query((rs, n) -> {
+    Optional<HandOver> handOver(String tenant, long keyId, boolean notify) {
+        return jdbc.sql(HAND_OVER).param("tenant", tenant).param("keyId", keyId).param("notify", notify).query((rs, n) -> {
             long requested = rs.getLong("requested");
             if (requested == 0 || rs.getLong("held") > 0) {
                 return Optional.<HandOver>empty(); // no one waits, or the key is not free: nothing to hand over
@@ -691,29 +719,29 @@ class LeaseStore {
     }
 
     /** The lease a hand-over granted to this waiting acquire, if one did, deleting its row then. */
-    Optional<UUID> takeGrant(UUID waiterId) {
-        return jdbc.sql(TAKE_GRANT).param("waiterId", waiterId).query((rs, n) -> {
+    Optional<UUID> takeGrant(String tenant, UUID waiterId) {
+        return jdbc.sql(TAKE_GRANT).param("tenant", tenant).param("waiterId", waiterId).query((rs, n) -> {
             requireWritten("TAKE_GRANT", "waiting row " + waiterId, 1, rs.getLong("deleted"));
             return rs.getObject("lease_id", UUID.class);
         }).optional();
     }
 
     /** The lease a hand-over granted to this waiting acquire, if one did, as it is now; the row stays. */
-    Optional<AtTime> grantedTo(UUID waiterId) {
-        return jdbc.sql(GRANTED_TO).param("waiterId", waiterId).query(this::atTime).optional();
+    Optional<AtTime> grantedTo(String tenant, UUID waiterId) {
+        return jdbc.sql(GRANTED_TO).param("tenant", tenant).param("waiterId", waiterId).query(this::atTime).optional();
     }
 
     /** Deletes the waiting acquire's row; returns the lease a hand-over granted it, if one did. */
-    Optional<UUID> leaveQueue(UUID waiterId) {
-        return jdbc.sql(LEAVE_QUEUE).param("waiterId", waiterId).query((rs, n) -> {
+    Optional<UUID> leaveQueue(String tenant, UUID waiterId) {
+        return jdbc.sql(LEAVE_QUEUE).param("tenant", tenant).param("waiterId", waiterId).query((rs, n) -> {
             requireWritten("LEAVE_QUEUE", "waiting row " + waiterId, 1, rs.getLong("deleted"));
             return Optional.ofNullable(rs.getObject("lease_id", UUID.class));
         }).optional().flatMap(granted -> granted);
     }
 
     /** Deletes the waiting acquire's row unless a hand-over granted it a lease. */
-    void leaveQueueUngranted(UUID waiterId) {
-        jdbc.sql(LEAVE_QUEUE_UNGRANTED).param("waiterId", waiterId).query(rs -> {
+    void leaveQueueUngranted(String tenant, UUID waiterId) {
+        jdbc.sql(LEAVE_QUEUE_UNGRANTED).param("tenant", tenant).param("waiterId", waiterId).query(rs -> {
             requireWritten("LEAVE_QUEUE_UNGRANTED", "waiting row " + waiterId, rs.getLong("queued"),
                     rs.getLong("deleted"));
         });
@@ -793,7 +821,7 @@ class LeaseStore {
 
     /** With the key locked: records the expiry of the lease if it was active and due. */
     Expiry expire(UUID leaseId, String principal, Caller caller) {
-        return jdbc.sql(EXPIRE).params(by(principal, caller)).param("leaseId", leaseId).query((rs, n) -> {
+        return jdbc.sql(EXPIRE).params(onLease(leaseId, caller)).param("principal", principal).query((rs, n) -> {
             long expired = rs.getLong("expired");
             requireCounts("EXPIRE", "lease " + leaseId, expired, rs.getLong("events"), rs.getLong("delays"),
                     rs.getLong("delays_due"));
@@ -806,12 +834,17 @@ class LeaseStore {
                 rs.getDouble("lag_seconds"))).single();
     }
 
-    /** Expires up to {@code batchSize} due leases with their events. */
-    Sweep expireDue(int batchSize, String principal) {
+    /** Up to {@code limit} tenants with a due lease, in tenant order after {@code after} (null: from the first). */
+    List<String> dueTenants(String after, int limit) {
+        return jdbc.sql(DUE_TENANTS).param("after", after).param("limit", limit).query(String.class).list();
+    }
+
+    /** Expires up to {@code batchSize} due leases of the tenant with their events. */
+    Sweep expireDue(String tenant, int batchSize, String principal) {
         record Batch(Instant now, long expired, long events, long delays, long delaysDue, String passedOver,
                      String watchedKeys) {
         }
-        Batch batch = jdbc.sql(EXPIRE_DUE).param("batchSize", batchSize).param("principal", principal)
+        Batch batch = jdbc.sql(EXPIRE_DUE).param("tenant", tenant).param("batchSize", batchSize).param("principal", principal)
                 .query((rs, n) -> new Batch(instant(rs, "now"), rs.getLong("expired"), rs.getLong("events"),
                         rs.getLong("delays"), rs.getLong("delays_due"), rs.getString("passed_over"),
                         rs.getString("watched_keys")))
@@ -819,7 +852,7 @@ class LeaseStore {
         requireCounts("EXPIRE_DUE", "a sweeper batch", batch.expired(), batch.events(), batch.delays(),
                 batch.delaysDue());
         if (batch.passedOver() != null) {
-            List<UUID> stillDue = jdbc.sql(STILL_DUE).param("keyIds", batch.passedOver())
+            List<UUID> stillDue = jdbc.sql(STILL_DUE).param("tenant", tenant).param("keyIds", batch.passedOver())
                     .param("at", batch.now().atOffset(java.time.ZoneOffset.UTC)).query(UUID.class).list();
             if (!stillDue.isEmpty()) {
                 throw contradiction("EXPIRE_DUE", "leases " + stillDue, "the batch locked their keys and expired "
@@ -857,13 +890,13 @@ class LeaseStore {
     private static String grant(String request) {
         return """
                 WITH clock AS (SELECT lease_now() AS now),
-                active AS (SELECT * FROM lease WHERE key_id = :keyId AND state = 'active'),
+                active AS (SELECT * FROM lease WHERE tenant = :tenant AND key_id = :keyId AND state = 'active'),
                 request AS (%s),
                 granted AS (
                     INSERT INTO lease (id, key_id, tenant, owner, holder, fencing_token, state,
                                        acquired_at, expires_at, max_expires_at, ttl_seconds, max_lifetime_seconds,
                                        lock_delay_seconds, job_id, trace_id, metadata)
-                    SELECT gen_random_uuid(), r.key_id, r.tenant, r.owner, r.holder, next_fencing_token(r.key_id, c.now),
+                    SELECT gen_random_uuid(), r.key_id, r.tenant, r.owner, r.holder, next_fencing_token(r.tenant, r.key_id, c.now),
                            'active', c.now, c.now + make_interval(secs => LEAST(r.ttl_seconds, r.max_lifetime_seconds)),
                            c.now + make_interval(secs => r.max_lifetime_seconds), r.ttl_seconds,
                            r.max_lifetime_seconds, r.lock_delay_seconds, r.job_id, r.trace_id, r.metadata
@@ -871,9 +904,9 @@ class LeaseStore {
                     WHERE NOT EXISTS (SELECT 1 FROM active)
                     RETURNING *
                 ), event AS (
-                    INSERT INTO lease_event (lease_id, lease_acquired_at, type, to_state, fencing_token, at,
+                    INSERT INTO lease_event (tenant, lease_id, lease_acquired_at, type, to_state, fencing_token, at,
                                              principal, request_id, trace_id, details)
-                    SELECT g.id, g.acquired_at, 'ACQUIRED', 'active', g.fencing_token, g.acquired_at, r.owner, r.request_id,
+                    SELECT g.tenant, g.id, g.acquired_at, 'ACQUIRED', 'active', g.fencing_token, g.acquired_at, r.owner, r.request_id,
                            r.request_trace_id,
                            jsonb_build_object('expiresAt', rfc3339(g.expires_at), 'ttlSeconds', g.ttl_seconds)
                     FROM granted g, request r
@@ -894,7 +927,7 @@ class LeaseStore {
                 FROM (SELECT true AS changed, * FROM %s
                       UNION ALL
                       SELECT false, * FROM %s WHERE NOT EXISTS (SELECT 1 FROM %s)) AS l
-                JOIN lease_key k ON k.id = l.key_id
+                JOIN lease_key k ON k.tenant = :tenant AND k.id = l.key_id
                 CROSS JOIN clock
                 """.formatted(counts, COLUMNS, changed, unchanged, changed);
     }
@@ -927,7 +960,7 @@ class LeaseStore {
     }
 
     private static KeyLock keyLock(ResultSet rs, int row) throws SQLException {
-        return new KeyLock(rs.getLong("id"), instant(rs, "now"), instant(rs, "delayed_until"), rs.getBoolean("watched"));
+        return new KeyLock(rs.getString("tenant"), rs.getLong("id"), instant(rs, "now"), instant(rs, "delayed_until"), rs.getBoolean("watched"));
     }
 
     private AtTime atTime(ResultSet rs, int row) throws SQLException {

@@ -1,8 +1,9 @@
 package io.leasekeeper.retention;
 
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
-import java.util.stream.Collectors;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Component;
 import org.springframework.transaction.annotation.Transactional;
@@ -17,12 +18,13 @@ class EndedLeases {
 
     /** A batch of ended leases, oldest acquisitions first (index lease_ended_by_acquisition), and their keys. */
     private static final String DELETE_LEASES = """
+            -- Across tenants: retention.
             DELETE FROM lease
-            WHERE id IN (SELECT id FROM lease
-                         WHERE state <> 'active' AND acquired_at < lease_now() - make_interval(secs => :keptSeconds)
-                         ORDER BY acquired_at
-                         LIMIT :batchSize)
-            RETURNING key_id
+            WHERE (tenant, id) IN (SELECT tenant, id FROM lease
+                                   WHERE state <> 'active' AND acquired_at < lease_now() - make_interval(secs => :keptSeconds)
+                                   ORDER BY acquired_at
+                                   LIMIT :batchSize)
+            RETURNING tenant, key_id AS id
             """;
 
     /**
@@ -32,15 +34,21 @@ class EndedLeases {
      * (it makes the key anew, LeaseStore.lockKey).
      */
     private static final String LOCK_KEYS = """
-            SELECT id FROM lease_key WHERE id = ANY (CAST(string_to_array(:keyIds, ',') AS bigint[])) FOR UPDATE SKIP LOCKED
+            -- Across tenants: retention.
+            SELECT k.tenant, k.id FROM lease_key k
+            JOIN unnest(CAST(:tenants AS text[]), CAST(:keyIds AS bigint[])) AS batch (tenant, id)
+              ON k.tenant = batch.tenant AND k.id = batch.id
+            FOR UPDATE OF k SKIP LOCKED
             """;
 
     /** Of the locked keys, those left with no lease, no waiting acquire, no lock-delay and no watch. */
     private static final String DELETE_EMPTY_KEYS = """
+            -- Across tenants: retention.
             DELETE FROM lease_key k
-            WHERE k.id = ANY (CAST(string_to_array(:keyIds, ',') AS bigint[]))
-              AND NOT EXISTS (SELECT 1 FROM lease l WHERE l.key_id = k.id)
-              AND NOT EXISTS (SELECT 1 FROM lease_waiter w WHERE w.key_id = k.id)
+            USING unnest(CAST(:tenants AS text[]), CAST(:keyIds AS bigint[])) AS batch (tenant, id)
+            WHERE k.tenant = batch.tenant AND k.id = batch.id
+              AND NOT EXISTS (SELECT 1 FROM lease l WHERE l.tenant = k.tenant AND l.key_id = k.id)
+              AND NOT EXISTS (SELECT 1 FROM lease_waiter w WHERE w.tenant = k.tenant AND w.key_id = k.id)
               AND (k.delayed_until IS NULL OR k.delayed_until < lease_now())
               AND (k.watched_until IS NULL OR k.watched_until < lease_now())
             """;
@@ -57,19 +65,29 @@ class EndedLeases {
      */
     @Transactional
     public int deleteBatch(Duration kept, int batchSize) {
-        List<Long> keyIds = jdbc.sql(DELETE_LEASES).param("keptSeconds", kept.toSeconds()).param("batchSize", batchSize)
-                .query(Long.class).list();
-        if (keyIds.isEmpty()) {
+        List<Key> keys = jdbc.sql(DELETE_LEASES).param("keptSeconds", kept.toSeconds()).param("batchSize", batchSize)
+                .query(EndedLeases::key).list();
+        if (keys.isEmpty()) {
             return 0;
         }
-        List<Long> locked = jdbc.sql(LOCK_KEYS).param("keyIds", idList(keyIds)).query(Long.class).list();
+        List<Key> locked = withKeys(jdbc.sql(LOCK_KEYS), keys).query(EndedLeases::key).list();
         if (!locked.isEmpty()) {
-            jdbc.sql(DELETE_EMPTY_KEYS).param("keyIds", idList(locked)).update();
+            withKeys(jdbc.sql(DELETE_EMPTY_KEYS), locked).update();
         }
-        return keyIds.size();
+        return keys.size();
     }
 
-    private static String idList(List<Long> ids) {
-        return ids.stream().distinct().map(String::valueOf).collect(Collectors.joining(","));
+    /** A key, named by its primary key. */
+    private record Key(String tenant, long id) {
+    }
+
+    private static Key key(ResultSet rs, int row) throws SQLException {
+        return new Key(rs.getString("tenant"), rs.getLong("id"));
+    }
+
+    private static JdbcClient.StatementSpec withKeys(JdbcClient.StatementSpec statement, List<Key> keys) {
+        List<Key> distinct = keys.stream().distinct().toList();
+        return statement.param("tenants", distinct.stream().map(Key::tenant).toArray(String[]::new))
+                .param("keyIds", distinct.stream().map(Key::id).toArray(Long[]::new));
     }
 }

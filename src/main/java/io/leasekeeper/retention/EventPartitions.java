@@ -56,6 +56,7 @@ public class EventPartitions implements InitializingBean {
      * one: once per partition due, a width apart.
      */
     private static final String ACTIVE_BEFORE = """
+            -- Across tenants: retention.
             SELECT EXISTS (SELECT 1 FROM lease WHERE state = 'active' AND acquired_at < :bound)
             """;
 

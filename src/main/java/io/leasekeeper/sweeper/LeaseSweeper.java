@@ -23,7 +23,7 @@ import org.springframework.stereotype.Component;
  * Records the expiry of leases whose TTL has passed. Only housekeeping: every operation already reads
  * an active lease past its expiry as expired, so a slow or stopped sweeper changes what the table says,
  * never what a client is told. Several instances may sweep at once: each batch locks the keys it takes
- * and skips keys someone else holds, so no lease is expired twice.
+ * and skips keys someone else holds, so no lease is expired twice. It works one tenant at a time.
  */
 @Component
 public class LeaseSweeper {
@@ -31,12 +31,16 @@ public class LeaseSweeper {
     private static final Logger log = LoggerFactory.getLogger(LeaseSweeper.class);
     /** Bounds one run, so a huge backlog is worked off over several runs instead of one endless loop. */
     static final int MAX_BATCHES_PER_RUN = 100;
+    /** The due tenants read at once. */
+    private static final int TENANTS_PER_READ = 100;
 
     private final LeaseOperations operations;
     private final int batchSize;
     private final int workers;
     private final Counter expired;
     private final Timer batches;
+    /** The tenant after which the next run starts (null: from the first). */
+    private volatile String resumeAfter;
 
     LeaseSweeper(LeaseOperations operations, LeasekeeperProperties properties, MeterRegistry registry) {
         this.operations = operations;
@@ -52,29 +56,71 @@ public class LeaseSweeper {
                 .description("The sweeper's configured interval (leasekeeper.sweeper.interval)").register(registry);
     }
 
-    /** One batch, one transaction: returns how many leases it expired (counted once it has committed). */
-    public int sweepOnce() {
+    /**
+     * One batch of one tenant, one transaction: returns how many leases it expired (counted once it has
+     * committed).
+     */
+    public int sweepOnce(String tenant) {
         long start = System.nanoTime();
-        int count = operations.expireDue(batchSize);
+        int count = operations.expireDue(tenant, batchSize);
         batches.record(Duration.ofNanos(System.nanoTime() - start));
         expired.increment(count);
         return count;
     }
 
     /**
-     * Batches until one comes back short (nothing more is due) or the run's bound is reached. When the
-     * first batch is full there is a backlog (a mass expiry), and {@code workers} sweep it at once, each
-     * batch on keys none of the others holds; the run's bound is shared among them.
+     * Every tenant with due leases, one tenant at a time (each batch one tenant's transaction: one partition or
+     * node of a schema sharded by tenant, docs/scale-out.md), until the run's bound of batches is spent. A run
+     * starts after the tenant where the previous one stopped, then comes round to the first: a backlog of some
+     * tenants never starves the others. A tenant whose first batch is full has a backlog (a mass expiry), and
+     * {@code workers} sweep it at once, each batch on keys none of the others holds.
      */
     public int sweepDue() {
-        int total = sweepOnce();
-        if (total == batchSize) {
-            total += drainTogether();
+        String start = resumeAfter;
+        Run run = new Run();
+        sweepTenantsAfter(start, run);
+        if (start != null && run.batchesLeft > 0) {
+            sweepTenantsAfter(null, run);
         }
-        if (total > 0) {
-            log.debug("Sweeper expired {} leases", total);
+        if (run.expired > 0) {
+            log.debug("Sweeper expired {} leases", run.expired);
         }
-        return total;
+        return run.expired;
+    }
+
+    /** What a run has done, and the batches it may still run. */
+    private static final class Run {
+        int expired;
+        int batchesLeft = MAX_BATCHES_PER_RUN;
+    }
+
+    private void sweepTenantsAfter(String after, Run run) {
+        while (run.batchesLeft > 0) {
+            List<String> tenants = operations.dueTenants(after, TENANTS_PER_READ);
+            for (String tenant : tenants) {
+                if (run.batchesLeft == 0) {
+                    return;
+                }
+                sweepTenant(tenant, run);
+                resumeAfter = tenant;
+                after = tenant;
+            }
+            if (tenants.size() < TENANTS_PER_READ) {
+                resumeAfter = null; // the last tenant is done: the next run starts from the first
+                return;
+            }
+        }
+    }
+
+    private void sweepTenant(String tenant, Run run) {
+        int first = sweepOnce(tenant);
+        run.expired += first;
+        run.batchesLeft--;
+        if (first == batchSize && run.batchesLeft > 0) {
+            int batchesEach = Math.max(1, run.batchesLeft / workers);
+            run.expired += drainTogether(tenant, batchesEach);
+            run.batchesLeft = Math.max(0, run.batchesLeft - batchesEach * workers);
+        }
     }
 
     /**
@@ -85,12 +131,11 @@ public class LeaseSweeper {
         return Housekeeping.drain(batchSize, MAX_BATCHES_PER_RUN, () -> operations.deleteAbandonedWaiters(batchSize));
     }
 
-    private int drainTogether() {
-        int batchesEach = Math.max(1, (MAX_BATCHES_PER_RUN - 1) / workers);
+    private int drainTogether(String tenant, int batchesEach) {
         try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
             List<Future<Integer>> swept = new ArrayList<>();
             for (int i = 0; i < workers; i++) {
-                swept.add(pool.submit(() -> Housekeeping.drain(batchSize, batchesEach, this::sweepOnce)));
+                swept.add(pool.submit(() -> Housekeeping.drain(batchSize, batchesEach, () -> sweepOnce(tenant))));
             }
             int total = 0;
             for (Future<Integer> worker : swept) {

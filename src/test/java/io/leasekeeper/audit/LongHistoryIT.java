@@ -48,9 +48,9 @@ class LongHistoryIT {
     // Events as the renewals write them (LeaseStore's RENEW), straight into the table: the trigger refuses
     // only updates and deletes.
     private static final String INSERT_RENEWALS = """
-            INSERT INTO lease_event (lease_id, lease_acquired_at, type, from_state, to_state, fencing_token, at,
+            INSERT INTO lease_event (tenant, lease_id, lease_acquired_at, type, from_state, to_state, fencing_token, at,
                                      principal, request_id, trace_id, details)
-            SELECT l.id, l.acquired_at, 'RENEWED', 'active', 'active', l.fencing_token, l.acquired_at + n * interval '1 ms',
+            SELECT l.tenant, l.id, l.acquired_at, 'RENEWED', 'active', 'active', l.fencing_token, l.acquired_at + n * interval '1 ms',
                    l.owner, 'renewal-' || n, md5(n::text),
                    jsonb_build_object('previousExpiresAt', rfc3339(l.expires_at + (n - 1) * interval '1 ms'),
                                       'expiresAt', rfc3339(l.expires_at + n * interval '1 ms'),

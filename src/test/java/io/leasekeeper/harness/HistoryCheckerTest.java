@@ -26,6 +26,7 @@ class HistoryCheckerTest extends IntegrationTest {
         // Forge history behind the service's back (test only): the first lease "ended" after the second
         // was granted, with a token above it, and lost its RELEASED event.
         jdbc.sql("ALTER TABLE lease_event DISABLE TRIGGER lease_event_append_only").update();
+        jdbc.sql("ALTER TABLE lease DISABLE TRIGGER lease_terminal_is_final").update();
         try {
             jdbc.sql("""
                     UPDATE lease SET ended_at = ended_at + interval '1 hour', expires_at = expires_at + interval '1 hour',
@@ -37,6 +38,7 @@ class HistoryCheckerTest extends IntegrationTest {
                     .param("id", firstId).update();
         } finally {
             jdbc.sql("ALTER TABLE lease_event ENABLE TRIGGER lease_event_append_only").update();
+            jdbc.sql("ALTER TABLE lease ENABLE TRIGGER lease_terminal_is_final").update();
         }
 
         List<String> violations = HistoryChecker.check(jdbc, tenant, List.of());
@@ -65,11 +67,13 @@ class HistoryCheckerTest extends IntegrationTest {
         // Forge (test only): both leases' ACQUIRED events carry the same Idempotency-Key, as a service that
         // executed a retried acquire twice would have written.
         jdbc.sql("ALTER TABLE lease_event DISABLE TRIGGER lease_event_append_only").update();
+        jdbc.sql("ALTER TABLE lease DISABLE TRIGGER lease_terminal_is_final").update();
         try {
             jdbc.sql("UPDATE lease_event SET request_id = 'alice-7-acquire' WHERE lease_id IN (CAST(:a AS uuid), CAST(:b AS uuid))")
                     .param("a", first).param("b", second).update();
         } finally {
             jdbc.sql("ALTER TABLE lease_event ENABLE TRIGGER lease_event_append_only").update();
+            jdbc.sql("ALTER TABLE lease ENABLE TRIGGER lease_terminal_is_final").update();
         }
         assertThat(HistoryChecker.check(jdbc, tenant, List.of())).containsExactly("request alice-7-acquire made 2 leases");
     }

@@ -36,10 +36,10 @@ class FencingTokensRestoreTest {
 
     private static final List<String> KEYS = List.of("a", "b", "c");
     private static final String GRANT = """
-            WITH k AS (SELECT id FROM lease_key WHERE tenant = 'restore' AND target_value = :target)
+            WITH k AS (SELECT tenant, id FROM lease_key WHERE tenant = 'restore' AND target_value = :target)
             INSERT INTO lease (id, key_id, tenant, owner, holder, fencing_token, state, acquired_at, expires_at,
                                max_expires_at, ended_at, end_reason, ttl_seconds, max_lifetime_seconds)
-            SELECT gen_random_uuid(), k.id, 'restore', 'o', 'h', next_fencing_token(k.id, lease_now()), 'released',
+            SELECT gen_random_uuid(), k.id, 'restore', 'o', 'h', next_fencing_token(k.tenant, k.id, lease_now()), 'released',
                    lease_now(), lease_now(), lease_now(), lease_now(), 'released', 1, 1
             FROM k RETURNING fencing_token
             """;

@@ -245,7 +245,7 @@ class PostStateValidationTest extends IntegrationTest {
     void aSweeperBatchThatExpiresFewerLeasesThanItLockedIsAnErrorNotASuccess() {
         String id = granted(writer("alice"), "swept").get("leaseId").asString();
         backdateExpiry(id);
-        assertSweepingFails(id, ofTenant("OLD"), sweeper::sweepOnce);
+        assertSweepingFails(id, ofTenant("OLD"), () -> sweeper.sweepOnce(tenant));
     }
 
     @Test

@@ -99,7 +99,7 @@ class TokenRotationMatrixTest extends IntegrationTest {
                 backdateExpiry(id(before));
                 // Leases other test classes left behind may be due first: batches until this one is swept.
                 for (int batch = 0; batch < 1000 && !storedState(id(before)).equals("expired"); batch++) {
-                    sweeper.sweepOnce();
+                    sweeper.sweepOnce(tenant);
                 }
                 assertThat(storedState(id(before))).isEqualTo("expired");
             }

@@ -82,14 +82,15 @@ class MetricsTest extends IntegrationTest {
 
         // An acquire finds the key's lease past its TTL and records the expiry itself; then the sweeper.
         assertThat(acquire(writer("bob"), "lapsed", "job", "h", 30).status()).isEqualTo(201);
-        assertThat(sweeper.sweepOnce()).isGreaterThanOrEqualTo(1);
+        // Every tenant's due leases, other test classes' included: the gauges count them all.
+        assertThat(sweeper.sweepDue()).isGreaterThanOrEqualTo(1);
         assertThat(api.get("/v1/leases/" + swept, writer("alice")).body().get("state").asString()).isEqualTo("expired");
         gauges.refresh();
 
         Scrape after = Scrape.of(managementPort);
         assertThat(delta(before, after, "leasekeeper_expirations_total", "cause", "acquire")).isEqualTo(1);
         assertThat(delta(before, after, "leasekeeper_expirations_total", "cause", "sweeper")).isGreaterThanOrEqualTo(1);
-        assertThat(delta(before, after, "leasekeeper_sweeper_batch_seconds_count")).isEqualTo(1);
+        assertThat(delta(before, after, "leasekeeper_sweeper_batch_seconds_count")).isGreaterThanOrEqualTo(1);
         assertThat(after.matching("leasekeeper_sweeper_batch_seconds_bucket")).isNotEmpty();
         // Nothing is due any more: nothing unswept, no lag.
         assertThat(after.sum("leasekeeper_leases_unswept")).isZero();

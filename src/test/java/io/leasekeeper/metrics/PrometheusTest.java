@@ -122,7 +122,7 @@ class PrometheusTest {
 
             String unswept = leaseLeftPastItsExpiry();
             expectSeries(server, alerts.get("LeasekeeperSweeperLagging"));
-            assertThat(sweeper.sweepOnce()).isPositive();
+            assertThat(sweeper.sweepOnce(tenant)).isPositive();
             assertThat(api.get("/v1/leases/" + unswept, token(TestTokens.READ)).body().get("state").asString())
                     .isEqualTo("expired");
 

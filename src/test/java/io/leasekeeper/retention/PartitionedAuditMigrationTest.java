@@ -59,14 +59,14 @@ class PartitionedAuditMigrationTest {
                     """).query(Long.class).single()).isEqualTo(3);
             // A new event continues the ids; a second ACQUIRED of the lease is refused, as before V7.
             long next = jdbc.sql("""
-                    INSERT INTO lease_event (lease_id, lease_acquired_at, type, to_state, fencing_token, at, principal)
-                    SELECT id, acquired_at, 'RENEWED', 'active', fencing_token, lease_now(), 'alice' FROM lease
+                    INSERT INTO lease_event (tenant, lease_id, lease_acquired_at, type, to_state, fencing_token, at, principal)
+                    SELECT tenant, id, acquired_at, 'RENEWED', 'active', fencing_token, lease_now(), 'alice' FROM lease
                     RETURNING id
                     """).query(Long.class).single();
             assertThat(next).isGreaterThan((Long) before.getLast().get("id"));
             assertThatThrownBy(() -> jdbc.sql("""
-                    INSERT INTO lease_event (lease_id, lease_acquired_at, type, to_state, fencing_token, at, principal)
-                    SELECT id, acquired_at, 'ACQUIRED', 'active', fencing_token, lease_now(), 'alice' FROM lease
+                    INSERT INTO lease_event (tenant, lease_id, lease_acquired_at, type, to_state, fencing_token, at, principal)
+                    SELECT tenant, id, acquired_at, 'ACQUIRED', 'active', fencing_token, lease_now(), 'alice' FROM lease
                     """).update()).isInstanceOf(DataAccessException.class)
                     .hasMessageContaining("duplicate key");
         } finally {

@@ -38,10 +38,10 @@ class LeaseSweeperTest extends IntegrationTest {
         List<String> notDue = acquireMany(3, "fresh");
         due.forEach(this::backdateExpiry);
 
-        assertThat(sweeper.sweepOnce()).isEqualTo(25);
-        assertThat(sweeper.sweepOnce()).isEqualTo(25);
-        assertThat(sweeper.sweepOnce()).isEqualTo(10);
-        assertThat(sweeper.sweepOnce()).isZero();
+        assertThat(sweeper.sweepOnce(tenant)).isEqualTo(25);
+        assertThat(sweeper.sweepOnce(tenant)).isEqualTo(25);
+        assertThat(sweeper.sweepOnce(tenant)).isEqualTo(10);
+        assertThat(sweeper.sweepOnce(tenant)).isZero();
 
         for (String id : due) {
             assertThat(storedState(id)).isEqualTo("expired");
@@ -86,7 +86,7 @@ class LeaseSweeperTest extends IntegrationTest {
                 runs.add(pool.submit(() -> {
                     start.await();
                     int total = 0;
-                    for (int expired; (expired = sweeper.sweepOnce()) > 0; ) {
+                    for (int expired; (expired = sweeper.sweepOnce(tenant)) > 0; ) {
                         total += expired;
                     }
                     return total;
@@ -120,7 +120,7 @@ class LeaseSweeperTest extends IntegrationTest {
                 });
                 Future<Integer> sweep = pool.submit(() -> {
                     start.await();
-                    return sweeper.sweepOnce();
+                    return sweeper.sweepOnce(tenant);
                 });
                 Api.Response renewed = renew.get();
                 sweep.get();

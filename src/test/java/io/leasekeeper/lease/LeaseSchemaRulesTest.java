@@ -1,0 +1,142 @@
+package io.leasekeeper.lease;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.leasekeeper.support.Api;
+import io.leasekeeper.support.IntegrationTest;
+import io.leasekeeper.support.TestDatabase;
+import java.util.List;
+import java.util.Map;
+import org.flywaydb.core.Flyway;
+import org.junit.jupiter.api.Test;
+import org.springframework.dao.DataAccessException;
+import org.springframework.dao.DataIntegrityViolationException;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.SingleConnectionDataSource;
+
+/**
+ * The lease rules the schema itself keeps (migration V9): every primary and foreign key leads with the tenant, a
+ * lease's tenant is its key's tenant, and a terminal lease is final; and V9 on a database that has leases and events.
+ */
+class LeaseSchemaRulesTest extends IntegrationTest {
+
+    /** Every primary key and foreign key of the service's tables, with its columns in order. */
+    private static final String KEYS = """
+            SELECT c.conrelid::regclass::text AS relation, c.conname AS name,
+                   (SELECT array_agg(a.attname::text ORDER BY k.n) FROM unnest(c.conkey) WITH ORDINALITY AS k (attnum, n)
+                    JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.attnum) AS columns,
+                   (SELECT array_agg(a.attname::text ORDER BY k.n) FROM unnest(c.confkey) WITH ORDINALITY AS k (attnum, n)
+                    JOIN pg_attribute a ON a.attrelid = c.confrelid AND a.attnum = k.attnum) AS referenced
+            FROM pg_constraint c JOIN pg_class r ON r.oid = c.conrelid JOIN pg_namespace s ON s.oid = r.relnamespace
+            WHERE c.contype IN ('p', 'f') AND c.conparentid = 0 AND s.nspname = current_schema() AND NOT r.relispartition
+              AND r.relname <> 'flyway_schema_history'
+            """;
+
+    @Test
+    void everyPrimaryKeyAndForeignKeyLeadsWithTheTenant() {
+        List<Map<String, Object>> keys = jdbc.sql(KEYS).query().listOfRows();
+        assertThat(keys).extracting(k -> k.get("relation")).contains("lease_key", "lease", "lease_event",
+                "lease_waiter", "idempotency_record");
+        for (Map<String, Object> key : keys) {
+            assertThat(firstOf(key.get("columns"))).as("%s", key).isEqualTo("tenant");
+            if (key.get("referenced") != null) {
+                assertThat(firstOf(key.get("referenced"))).as("%s", key).isEqualTo("tenant");
+            }
+        }
+        assertThat(keys).filteredOn(k -> k.get("referenced") != null).extracting(k -> k.get("relation"))
+                .containsExactlyInAnyOrder("lease", "lease_waiter");
+    }
+
+    @Test
+    void aLeaseCannotNameAKeyOfAnotherTenant() {
+        long key = jdbc.sql("""
+                INSERT INTO lease_key (tenant, program, target_type, target_value, actor)
+                VALUES (:tenant, 'default', 'opaque', 'mine', 'job') RETURNING id
+                """).param("tenant", tenant).query(Long.class).single();
+        assertThatThrownBy(() -> jdbc.sql("""
+                INSERT INTO lease (id, key_id, tenant, owner, holder, fencing_token, state, acquired_at, expires_at,
+                                   max_expires_at, ttl_seconds, max_lifetime_seconds)
+                VALUES (gen_random_uuid(), :key, 'another-tenant', 'mallory', 'h', 1, 'active', lease_now(),
+                        lease_now() + interval '1 minute', lease_now() + interval '1 day', 60, 86400)
+                """).param("key", key).update())
+                .isInstanceOf(DataIntegrityViolationException.class).hasMessageContaining("lease_key_of_its_tenant");
+    }
+
+    @Test
+    void aTerminalLeaseIsFinal() {
+        Api.Response lease = acquire(writer("alice"), "final", "job", "h", 60);
+        String id = lease.body().get("leaseId").asString();
+        assertThat(release(writer("alice"), id, lease.body().get("fencingToken").asLong()).status()).isEqualTo(200);
+
+        for (String change : List.of("state = 'active', ended_at = NULL, end_reason = NULL",
+                "expires_at = expires_at + interval '1 hour'", "holder = 'someone else'")) {
+            assertThatThrownBy(() -> jdbc.sql("UPDATE lease SET " + change + " WHERE tenant = :tenant AND id = CAST(:id AS uuid)")
+                    .param("tenant", tenant).param("id", id).update())
+                    .as(change).isInstanceOf(DataAccessException.class)
+                    .hasMessageContaining("a terminal lease is final");
+        }
+        assertThat(api.get("/v1/leases/" + id, reader("alice")).body().get("state").asString()).isEqualTo("released");
+    }
+
+    @Test
+    void migrationV9GivesEveryEventItsLeasesTenantAndDropsTheEventsOfLeasesRetentionDeleted() {
+        TestDatabase.Connection cluster = TestDatabase.connection();
+        String url = TestDatabase.newDatabase("v9");
+        SingleConnectionDataSource connection = new SingleConnectionDataSource(url, cluster.username(),
+                cluster.password(), true);
+        try {
+            Flyway.configure().dataSource(url, cluster.username(), cluster.password())
+                    .locations("filesystem:db/migration").target("8").load().migrate();
+            JdbcClient db = JdbcClient.create(connection);
+            for (String owner : List.of("a", "b", "retired")) {
+                db.sql("""
+                        WITH k AS (
+                            INSERT INTO lease_key (tenant, program, target_type, target_value, actor)
+                            VALUES (:tenant, 'default', 'opaque', 'k', 'job') RETURNING id
+                        ), l AS (
+                            INSERT INTO lease (id, key_id, tenant, owner, holder, fencing_token, state, acquired_at,
+                                               expires_at, max_expires_at, ended_at, end_reason, ttl_seconds,
+                                               max_lifetime_seconds)
+                            SELECT gen_random_uuid(), k.id, :tenant, 'o', 'h', nextval('fencing_token_seq'), 'released',
+                                   lease_now() - interval '1 hour', lease_now(), lease_now(), lease_now(), 'released',
+                                   30, 86400
+                            FROM k RETURNING id, fencing_token, acquired_at
+                        )
+                        INSERT INTO lease_event (lease_id, lease_acquired_at, type, from_state, to_state, fencing_token,
+                                                 at, principal)
+                        SELECT id, acquired_at, t.type, t.from_state, t.to_state, fencing_token, acquired_at, 'o'
+                        FROM l, (VALUES ('ACQUIRED', NULL, 'active'), ('RELEASED', 'active', 'released'))
+                                AS t (type, from_state, to_state)
+                        """).param("tenant", "tenant-" + owner).update();
+            }
+            // (Acquired before V7 ran: the one partition of events V7 makes holds those.)
+            // Retention deleted this lease's row; its events wait for their partition's drop.
+            db.sql("DELETE FROM lease WHERE tenant = 'tenant-retired'").update();
+
+            Flyway.configure().dataSource(url, cluster.username(), cluster.password())
+                    .locations("filesystem:db/migration").load().migrate();
+
+            assertThat(db.sql("""
+                    SELECT e.tenant || ' ' || e.type FROM lease_event e JOIN lease l ON l.id = e.lease_id
+                    WHERE e.tenant = l.tenant ORDER BY e.id
+                    """).query(String.class).list()).containsExactly("tenant-a ACQUIRED", "tenant-a RELEASED",
+                    "tenant-b ACQUIRED", "tenant-b RELEASED");
+            assertThat(db.sql("SELECT count(*) FROM lease_event").query(Long.class).single()).isEqualTo(4);
+            // Append-only again once the migration is over.
+            assertThatThrownBy(() -> db.sql("UPDATE lease_event SET principal = 'x'").update())
+                    .isInstanceOf(DataAccessException.class).rootCause().hasMessageContaining("append-only");
+        } finally {
+            connection.destroy();
+            TestDatabase.dropDatabase(url);
+        }
+    }
+
+    private static String firstOf(Object array) throws IllegalStateException {
+        try {
+            return ((String[]) ((java.sql.Array) array).getArray())[0];
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
