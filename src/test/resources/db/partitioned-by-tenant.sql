@@ -20,7 +20,6 @@ BEGIN
         END LOOP;
         EXECUTE format('INSERT INTO %I OVERRIDING SYSTEM VALUE SELECT * FROM %I', name, name || '_unpartitioned');
         EXECUTE format('DROP TABLE %I', name || '_unpartitioned');
-        EXECUTE format('ALTER TABLE %I ALTER COLUMN tenant SET STATISTICS 0', name);
     END LOOP;
 END
 $$;

@@ -58,12 +58,13 @@ class LeaseStore {
      * Every statement of a request names its tenant on every table it reaches (tenant = :tenant), and rows by
      * their primary keys, which lead with the tenant: so each reaches one tenant's rows, one partition of a table
      * partitioned by tenant, one node of one distributed by it (docs/scale-out.md; TenantPartitionsTest). A lease
-     * named by its id is found by (tenant, id), its primary key: one probe, whatever the statistics say of the
-     * tenant (LeasePlansTest). A key's active lease, when it has one, is its newest (a key's grants are in token
+     * named by its id is found by (tenant, id), its primary key: one probe (docs/decisions.md, "A schema ready to
+     * shard by tenant", for a tenant the statistics do not know yet). A key's active lease, when it has one, is its newest (a key's grants are in token
      * order, and a grant needs the key free), so it is found as the key's newest lease, one probe of
      * lease_list_by_key (tenant, key_id, fencing_token DESC), then checked active: asked for "the key's lease in
      * state active", the planner may take a tenant-led index of the active leases and filter them for the key when
-     * it estimates the tenant's active leases at a row or so (LeasePlansTest). For the same reason the updates of
+     * it estimates the tenant's active leases at a row or so, as for a tenant that grew since the last ANALYZE
+     * (LeasePlansTest). For the same reason the updates of
      * a lease named by its id check that it is active as "ended_at IS NULL" (the same, by the check
      * lease_ended_iff_not_active) rather than "state = 'active'", which would let a partial index of the active
      * leases, smaller than the primary key and so cheaper to the planner when the estimates tie, serve the update
