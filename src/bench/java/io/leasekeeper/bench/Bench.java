@@ -30,6 +30,9 @@ public final class Bench {
     private final String token = TestTokens.token("bench", "bench", TestTokens.WRITE);
     private ServiceProcess service;
     private long postmasterPid;
+    /** etcd beside the cycle and renew workloads (--etcd-beside): started at its first use, stopped at the end. */
+    private Etcd beside;
+    private CpuUse besideCpu;
 
     private Bench(Flags flags) {
         this.flags = flags;
@@ -68,19 +71,25 @@ public final class Bench {
                 }
             }
             report.environment(database, flags.needsService());
-            for (String workload : flags.workloads()) {
-                System.out.println("== " + workload);
-                switch (workload) {
-                    case "cycle" -> cycle();
-                    case "renew" -> renew();
-                    case "hotkey" -> hotKey();
-                    case "hotkey-wait" -> hotKeyWait();
-                    case "etcd-hotkey" -> etcdHotKey();
-                    case "scale" -> scale();
-                    case "expiry" -> massExpiry();
-                    case "tenant-flood" -> tenantFlood();
-                    case "retention" -> retention();
-                    default -> throw new IllegalArgumentException("unknown workload " + workload);
+            try {
+                for (String workload : flags.workloads()) {
+                    System.out.println("== " + workload);
+                    switch (workload) {
+                        case "cycle" -> cycle();
+                        case "renew" -> renew();
+                        case "hotkey" -> hotKey();
+                        case "hotkey-wait" -> hotKeyWait();
+                        case "etcd-hotkey" -> etcdHotKey();
+                        case "scale" -> scale();
+                        case "expiry" -> massExpiry();
+                        case "tenant-flood" -> tenantFlood();
+                        case "retention" -> retention();
+                        default -> throw new IllegalArgumentException("unknown workload " + workload);
+                    }
+                }
+            } finally {
+                if (beside != null) {
+                    beside.close();
                 }
             }
         }
@@ -296,11 +305,16 @@ public final class Bench {
 
     private HttpLoad.Window measured(int clients, HttpLoad.Unit unit) throws InterruptedException, IOException {
         try (HttpLoad load = HttpLoad.start(service.port(), token, clients, unit, cpu)) {
-            Thread.sleep(flags.warmup());
-            load.measure();
-            Thread.sleep(flags.duration());
-            return load.measure();
+            return window(load);
         }
+    }
+
+    /** Warm-up, then one measured window. */
+    private HttpLoad.Window window(HttpLoad load) throws InterruptedException, IOException {
+        Thread.sleep(flags.warmup());
+        load.measure();
+        Thread.sleep(flags.duration());
+        return load.measure();
     }
 
     private void cycle() throws Exception {
@@ -314,6 +328,9 @@ public final class Bench {
                         clients, flags.warmup(), flags.duration());
             }
             report.cycle(clients, http, db);
+            if (flags.etcdBeside()) {
+                report.besideEtcd("cycle", clients, etcdBeside().version(), http, etcdCycle(clients));
+            }
         }
     }
 
@@ -331,6 +348,83 @@ public final class Bench {
         Pgbench.Result db = flags.ceiling()
                 ? pgbench.run("renew", Pgbench.renewScript(leases.size()), clients, flags.warmup(), flags.duration()) : null;
         report.renew(clients, leases.size(), http, db);
+        if (flags.etcdBeside()) {
+            report.besideEtcd("renew", clients, etcdBeside().version(), http, etcdRenew(clients, leases.size()));
+        }
+    }
+
+    /** The etcd beside the cycle and renew workloads, started at its first use. */
+    private Etcd etcdBeside() throws IOException, InterruptedException {
+        if (beside == null) {
+            beside = Etcd.start(flags.etcd(), Path.of(flags.etcdDir()), Duration.ofHours(6),
+                    Path.of("target", "bench", "etcd-beside.log"));
+            besideCpu = new CpuUse(beside.pid(), postmasterPid);
+            System.out.println("etcd beside on 127.0.0.1:" + beside.clientPort() + ", " + beside.version());
+        }
+        return beside;
+    }
+
+    /**
+     * etcd's cycle, the same clients on the same share of keys as the service's: each client grants itself a lease
+     * once (a TTL longer than the run, so no keep-alive is needed), then per cycle one transaction that puts its key
+     * with that lease if the key does not exist (the create-if-absent of etcd's lock recipe: "acquire"), and a
+     * delete of the key ("release"). Through etcd's JSON gateway, one HTTP/1.1 connection per client.
+     */
+    private HttpLoad.Window etcdCycle(int clients) throws Exception {
+        Etcd etcd = etcdBeside();
+        int perClient = Math.max(1, flags.keys() / clients);
+        String[] leases = new String[clients];
+        String holder = Base64.getEncoder().encodeToString("bench-client".getBytes());
+        try (HttpLoad load = HttpLoad.start(List.of(etcd.clientPort()), null, WAIT_TIMEOUT, clients, (client, calls) -> {
+            if (leases[client] == null) {
+                leases[client] = calls.post("lease grant", "/v3/lease/grant", "{\"TTL\": 86400}", 200)
+                        .body().get("ID").asString();
+            }
+            long start = System.nanoTime();
+            int target = client * perClient + ThreadLocalRandom.current().nextInt(perClient);
+            String key = Base64.getEncoder().encodeToString(("leasekeeper-bench/" + clients + "/" + target).getBytes());
+            HttpLoad.Calls.Answer put = calls.post("acquire", "/v3/kv/txn", """
+                    {"compare": [{"key": "%1$s", "result": "EQUAL", "target": "CREATE", "create_revision": "0"}],
+                     "success": [{"request_put": {"key": "%1$s", "value": "%2$s", "lease": "%3$s"}}],
+                     "failure": [{"request_range": {"key": "%1$s"}}]}""".formatted(key, holder, leases[client]), 200);
+            if (!put.body().path("succeeded").asBoolean()) {
+                throw new IllegalStateException("etcd found a key of this client's own share held");
+            }
+            calls.post("release", "/v3/kv/deleterange", "{\"key\": \"" + key + "\"}", 200);
+            calls.time("cycle", start);
+        }, besideCpu)) {
+            return window(load);
+        }
+    }
+
+    /**
+     * etcd's renewals: {@code leases} leases granted first, then the same clients as the service's renew each keep a
+     * random one alive (/v3/lease/keepalive, one message per call). etcd keeps a lease's expiry in its leader's
+     * memory only: a keep-alive writes nothing to disk, where the service's renew commits a row and an event.
+     */
+    private HttpLoad.Window etcdRenew(int clients, int leases) throws Exception {
+        Etcd etcd = etcdBeside();
+        List<String> ids;
+        try (var granting = java.util.concurrent.Executors.newFixedThreadPool(clients)) {
+            List<java.util.concurrent.Future<String>> granted = new ArrayList<>();
+            for (int i = 0; i < leases; i++) {
+                granted.add(granting.submit(() -> HttpLoad.post(etcd.clientPort(), null, WAIT_TIMEOUT, "/v3/lease/grant",
+                        "{\"TTL\": 3600}").body().get("ID").asString()));
+            }
+            ids = new ArrayList<>();
+            for (var id : granted) {
+                ids.add(id.get());
+            }
+        }
+        try (HttpLoad load = HttpLoad.start(List.of(etcd.clientPort()), null, WAIT_TIMEOUT, clients, (client, calls) -> {
+            String id = ids.get(ThreadLocalRandom.current().nextInt(ids.size()));
+            HttpLoad.Calls.Answer kept = calls.post("renew", "/v3/lease/keepalive", "{\"ID\": \"" + id + "\"}", 200);
+            if (kept.body().path("result").path("TTL").asLong() <= 0) {
+                throw new IllegalStateException("etcd's keep-alive found lease " + id + " expired: " + kept.body());
+            }
+        }, besideCpu)) {
+            return window(load);
+        }
     }
 
     /** 64 clients after one key: whoever gets it releases it at once; the others are told LEASE_HELD. */

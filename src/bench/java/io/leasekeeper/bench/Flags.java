@@ -9,7 +9,7 @@ import java.util.Map;
 /** The benchmark's settings, from {@code --name=value} flags; every flag has a default. */
 record Flags(String jdbcUrl, List<String> workloads, List<Integer> clients, Duration jit, Duration warmup, Duration duration,
              int keys, int renewLeases, int scaleSmall, int scaleLarge, int expiryLeases, int poolSize,
-             boolean ceiling, List<String> serviceArgs, List<String> serviceJvm, String report, String etcd, String etcdDir,
+             boolean ceiling, boolean etcdBeside, List<String> serviceArgs, List<String> serviceJvm, String report, String etcd, String etcdDir,
              List<Integer> etcdClients, Duration retentionRun, int floodRate) {
 
     /** Workloads of the service (they need it started); the others need no service. */
@@ -35,11 +35,13 @@ record Flags(String jdbcUrl, List<String> workloads, List<Integer> clients, Dura
             --expiry-leases=N       leases expiring at once in the mass-expiry workload (default 100000)
             --pool-size=N           the service's database connections (default 16)
             --ceiling=BOOL          run pgbench beside the HTTP figures (default true)
+            --etcd-beside=BOOL      run etcd's cycle and keep-alive beside the cycle and renew workloads, with the
+                                    same clients, and report the service's figures as a ratio of etcd's (default true)
             --service=ARGS          more arguments for the service, separated by ';' (default none)
             --service-jvm=ARGS      the service's JVM options, separated by ';' (default -Xmx1g)
             --report=FILE           where the Markdown report goes (default target/bench/report.md)
-            --etcd=PATH             the etcd binary of etcd-hotkey (default: etcd on the PATH)
-            --etcd-dir=DIR          where etcd-hotkey's etcd keeps its data, in a new directory each time
+            --etcd=PATH             the etcd binary (default: etcd on the PATH)
+            --etcd-dir=DIR          where etcd keeps its data, in a new directory each time
                                     (default: the system's temporary directory; src/bench/run gives its own)
             --etcd-clients=LIST     concurrent clients of etcd-hotkey (default 16,64)
             --retention-run=DURATION  of the retention workload (default 10m)
@@ -73,6 +75,7 @@ record Flags(String jdbcUrl, List<String> workloads, List<Integer> clients, Dura
                 Integer.parseInt(given.getOrDefault("expiry-leases", "100000")),
                 Integer.parseInt(given.getOrDefault("pool-size", "16")),
                 Boolean.parseBoolean(given.getOrDefault("ceiling", "true")),
+                Boolean.parseBoolean(given.getOrDefault("etcd-beside", "true")),
                 given.containsKey("service") ? List.of(given.get("service").split(";")) : List.of(),
                 List.of(given.getOrDefault("service-jvm", "-Xmx1g").split(";")),
                 given.getOrDefault("report", "target/bench/report.md"),
@@ -82,7 +85,7 @@ record Flags(String jdbcUrl, List<String> workloads, List<Integer> clients, Dura
                 duration(given.getOrDefault("retention-run", "10m")),
                 Integer.parseInt(given.getOrDefault("flood-rate", "300")));
         for (String known : List.of("workloads", "clients", "jit", "warmup", "duration", "keys", "renew-leases", "scale",
-                "expiry-leases", "pool-size", "ceiling", "service", "service-jvm", "report", "etcd", "etcd-dir", "etcd-clients",
+                "expiry-leases", "pool-size", "ceiling", "etcd-beside", "service", "service-jvm", "report", "etcd", "etcd-dir", "etcd-clients",
                 "retention-run", "flood-rate")) {
             given.remove(known);
         }

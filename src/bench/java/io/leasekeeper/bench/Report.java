@@ -19,6 +19,8 @@ final class Report {
     private int bestCeilingClients;
     private double cycleAt32;
     private final StringBuilder cycleCpu = new StringBuilder();
+    /** The rows of the section "Beside etcd", written at the end. */
+    private final StringBuilder besideEtcd = new StringBuilder();
 
     Report(Flags flags) {
         this.flags = flags;
@@ -123,6 +125,37 @@ final class Report {
                         db == null ? "-" : fmt(db.millis(99)), http.errors() + failed))
                 .append("\npgbench's renew picks its lease with one extra indexed SELECT the service does not run.\n\n");
         count(http.errors() + failed);
+    }
+
+    /**
+     * The service beside etcd, one workload and concurrency: its figure as a ratio of etcd's, with the same
+     * clients. Rows are kept apart and written in a section of their own at the end.
+     */
+    void besideEtcd(String workload, int clients, String version, HttpLoad.Window service, HttpLoad.Window etcd) {
+        if (besideEtcd.isEmpty()) {
+            besideEtcd.append("## Beside etcd\n\n").append(version).append(", one member, fsync on (etcd's default), ")
+                    .append("on loopback, driven through its JSON gateway by the same clients as the service ")
+                    .append("(one HTTP/1.1 connection each), right after the service's own measurement. Cycle: each ")
+                    .append("client's keys are its own share of ").append(flags.keys()).append(", as in the service's ")
+                    .append("cycle; a transaction putting the key with the client's lease if it does not exist, then ")
+                    .append("a delete. Renew: `/v3/lease/keepalive` of a random one of as many leases as the ")
+                    .append("service's renew has; etcd keeps lease expiry in memory only, so a keep-alive writes ")
+                    .append("nothing to disk, where the service's renew commits a row and an audit event.\n\n")
+                    .append("| workload | clients | the service, /s | etcd, /s | the service ÷ etcd | the service's p99 | ")
+                    .append("etcd's p99 | etcd run, cores: etcd / clients | etcd errors |\n")
+                    .append("|---|---|---|---|---|---|---|---|---|\n");
+        }
+        String operation = workload.equals("cycle") ? "cycle" : "renew";
+        double ratio = service.perSecond() / etcd.perSecond();
+        besideEtcd.append(row(workload, clients, fmt(service.perSecond()), fmt(etcd.perSecond()),
+                String.format(Locale.ROOT, "%.2f×", ratio), ms(service, operation, 99), ms(etcd, operation, 99),
+                fmt(etcd.cpu().service()) + " / " + fmt(etcd.cpu().clients()), etcd.errors()));
+        count(etcd.errors());
+        if (workload.equals("cycle") && (clients == 8 || clients == 32)) {
+            target("Cycle throughput at " + clients + " clients at least 1.0× etcd's", ratio >= 1.0,
+                    String.format(Locale.ROOT, "%.2f×", ratio) + " (" + fmt(service.perSecond()) + " vs "
+                            + fmt(etcd.perSecond()) + " cycles/s)");
+        }
     }
 
     void hotKey(int clients, HttpLoad.Window http) {
@@ -320,7 +353,11 @@ final class Report {
 
     String markdown() {
         endTable();
-        StringBuilder all = new StringBuilder(body).append("## Targets\n\n");
+        StringBuilder all = new StringBuilder(body);
+        if (!besideEtcd.isEmpty()) {
+            all.append(besideEtcd).append('\n');
+        }
+        all.append("## Targets\n\n");
         targets.forEach(t -> all.append("- ").append(t).append('\n'));
         all.append("- ").append(errors == 0 ? "MET" : "NOT MET").append(": zero errors (").append(errors).append(")\n");
         if (bestCeiling > 0 && cycleAt32 > 0) {
