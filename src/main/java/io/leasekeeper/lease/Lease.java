@@ -1,6 +1,6 @@
 package io.leasekeeper.lease;
 
-import io.leasekeeper.target.LeaseKey;
+import io.leasekeeper.key.LeaseKey;
 import java.time.Instant;
 import java.util.UUID;
 

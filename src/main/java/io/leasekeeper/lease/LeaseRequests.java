@@ -2,11 +2,11 @@ package io.leasekeeper.lease;
 
 import io.leasekeeper.audit.AuditLog;
 import io.leasekeeper.config.LeasekeeperProperties;
-import io.leasekeeper.target.LeaseKey;
-import io.leasekeeper.target.Names;
-import io.leasekeeper.target.Target;
-import io.leasekeeper.target.TargetType;
-import io.leasekeeper.target.Text;
+import io.leasekeeper.key.LeaseKey;
+import io.leasekeeper.key.Names;
+import io.leasekeeper.key.Target;
+import io.leasekeeper.key.TargetType;
+import io.leasekeeper.key.Text;
 import io.leasekeeper.web.FieldErrors;
 import io.swagger.v3.oas.annotations.media.Schema;
 import java.nio.charset.StandardCharsets;

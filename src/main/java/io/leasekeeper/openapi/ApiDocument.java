@@ -2,7 +2,7 @@ package io.leasekeeper.openapi;
 
 import io.leasekeeper.idempotency.IdempotencyKeys;
 import io.leasekeeper.security.Caller;
-import io.leasekeeper.target.TargetType;
+import io.leasekeeper.key.TargetType;
 import io.leasekeeper.web.TraceIds;
 import io.swagger.v3.core.converter.AnnotatedType;
 import io.swagger.v3.core.converter.ModelConverters;

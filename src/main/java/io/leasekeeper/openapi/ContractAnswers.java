@@ -17,9 +17,9 @@ import static io.leasekeeper.web.ErrorCode.UNSUPPORTED_MEDIA_TYPE;
 import static io.leasekeeper.web.ErrorCode.VALIDATION_FAILED;
 
 import io.leasekeeper.idempotency.IdempotencyKeys;
-import io.leasekeeper.target.LeaseKey;
-import io.leasekeeper.target.Names;
-import io.leasekeeper.target.TargetType;
+import io.leasekeeper.key.LeaseKey;
+import io.leasekeeper.key.Names;
+import io.leasekeeper.key.TargetType;
 import io.leasekeeper.web.ErrorCode;
 import io.leasekeeper.web.TraceIds;
 import io.swagger.v3.oas.models.Operation;

@@ -1,6 +1,6 @@
 package io.leasekeeper.security;
 
-import io.leasekeeper.target.Text;
+import io.leasekeeper.key.Text;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;

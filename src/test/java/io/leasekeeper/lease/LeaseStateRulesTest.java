@@ -2,9 +2,9 @@ package io.leasekeeper.lease;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.leasekeeper.target.LeaseKey;
-import io.leasekeeper.target.Target;
-import io.leasekeeper.target.TargetType;
+import io.leasekeeper.key.LeaseKey;
+import io.leasekeeper.key.Target;
+import io.leasekeeper.key.TargetType;
 import java.time.Instant;
 import java.util.UUID;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -1,4 +1,4 @@
-package io.leasekeeper.target;
+package io.leasekeeper.key;
 
 import com.ibm.icu.text.IDNA;
 import java.util.Locale;

@@ -1,4 +1,4 @@
-package io.leasekeeper.target;
+package io.leasekeeper.key;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;

@@ -1,4 +1,4 @@
-package io.leasekeeper.target;
+package io.leasekeeper.key;
 
 /** What text PostgreSQL can store and a key may hold. */
 public final class Text {

@@ -1,4 +1,4 @@
-package io.leasekeeper.target;
+package io.leasekeeper.key;
 
 import java.util.Objects;
 
