@@ -118,13 +118,19 @@ final class HistoryChecker {
 
     /**
      * 503 answers are allowed only during a database outage (and the recovery time after it); any other
-     * 5xx was reported by the workload when it happened.
+     * 5xx was reported by the workload when it happened. The message names the other faults the 503s fell in
+     * (an instance killed, answers dropped), for the diagnosis.
      */
     static List<String> checkServerErrors(Workload.Summary summary, List<FaultWindow> windows) {
-        long outside = FaultWindow.attribute(summary.unavailableAt(), windows, true).get(FaultWindow.OUTSIDE);
-        return outside == 0 ? List.of()
-                : List.of(outside + " answers were 503 outside every database outage and its "
-                        + FaultWindow.RECOVERY.toSeconds() + " s of recovery");
+        List<Long> outside = summary.unavailableAt().stream()
+                .filter(at -> windows.stream().noneMatch(w -> w.databaseOutage() && w.covers(at))).toList();
+        if (outside.isEmpty()) {
+            return List.of();
+        }
+        Map<String, Long> during = FaultWindow.attribute(outside, windows, false);
+        during.values().removeIf(count -> count == 0);
+        return List.of(outside.size() + " answers were 503 outside every database outage and its "
+                + FaultWindow.RECOVERY.toSeconds() + " s of recovery (by fault window: " + during + ")");
     }
 
     /** Writes by clients that paused past their TTL: how many a newer holder's write had fenced off. */

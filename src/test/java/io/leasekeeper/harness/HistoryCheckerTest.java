@@ -95,7 +95,8 @@ class HistoryCheckerTest extends IntegrationTest {
         var outside = new Workload.Summary(java.util.Map.of(), List.of(),
                 List.of(2 * second, 102 * second + recovery + 1), List.of());
         assertThat(HistoryChecker.checkServerErrors(outside, windows))
-                .containsExactly("2 answers were 503 outside every database outage and its 10 s of recovery");
+                .containsExactly("2 answers were 503 outside every database outage and its 10 s of recovery"
+                        + " (by fault window: {kill -9 #1=1, " + FaultWindow.OUTSIDE + "=1})");
     }
 
     @Test
