@@ -45,7 +45,7 @@ class AdminLeaseController {
                              HttpServletRequest request) {
         var id = LeaseController.leaseId(leaseId);
         String reason = requests.revokeReason(body);
-        return idempotent.run(idempotencyKey, admin, "POST", request.getRequestURI(), body,
-                () -> ResponseEntity.ok(operations.revoke(id, reason, admin)));
+        return LeaseController.answer(idempotent.write(idempotencyKey, admin, "POST", request.getRequestURI(), body,
+                () -> operations.revoke(id, reason, admin)));
     }
 }

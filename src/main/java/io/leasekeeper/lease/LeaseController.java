@@ -14,6 +14,7 @@ import static io.leasekeeper.web.ErrorCode.VALIDATION_FAILED;
 
 import io.leasekeeper.audit.AuditLog;
 import io.leasekeeper.audit.LeaseEvent;
+import io.leasekeeper.idempotency.IdempotencyKeys;
 import io.leasekeeper.idempotency.IdempotencyStore;
 import io.leasekeeper.openapi.ProblemCodes;
 import io.leasekeeper.security.Caller;
@@ -32,7 +33,6 @@ import java.net.URI;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.function.Supplier;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
@@ -98,15 +98,13 @@ class LeaseController {
         IdempotencyStore.Request idempotency = idempotent.request(idempotencyKey, caller, "POST",
                 request.getRequestURI(), body);
         // Each try is its own transaction (with its Idempotency-Key claim): a waiting acquire holds nothing between tries.
-        Waiting.Attempt attempt = operation -> {
-            AcquireResult[] found = new AcquireResult[1];
-            ResponseEntity<?> answer = idempotent.run(idempotency, caller,
-                    () -> answer(found[0] = operation.get(), command, request));
-            return new Waiting.Try(answer, found[0]);
-        };
-        return command.waitSeconds() == 0 ? attempt.run(() -> operations.acquireIfFree(command, caller)).answer()
+        Waiting.Attempt attempt = operation -> idempotent.run(idempotency, caller, operation, result ->
+                result instanceof AcquireResult.Granted g ? new IdempotentCalls.Success(201, g.lease().id()) : null);
+        IdempotentCalls.Outcome<AcquireResult> outcome = command.waitSeconds() == 0
+                ? attempt.run(() -> operations.acquireIfFree(command, caller))
                 : waiting.acquire(command, caller, idempotency, arrived, attempt,
                         () -> ClientConnections.closedByClient(request));
+        return outcome.replay() != null ? replayed(outcome.replay()) : answer(outcome.fresh(), command, request);
     }
 
     private static ResponseEntity<?> answer(AcquireResult result, AcquireCommand command, HttpServletRequest request) {
@@ -116,6 +114,20 @@ class LeaseController {
             case AcquireResult.Held h -> leaseHeld(h, command, request);
             case AcquireResult.Delayed d -> lockDelayed(d, command, request);
         };
+    }
+
+    /** A renew's, release's or revoke's answer, made after its commit: 200 with the lease, or the first answer replayed. */
+    static ResponseEntity<?> answer(IdempotentCalls.Outcome<LeaseView> outcome) {
+        return outcome.replay() != null ? replayed(outcome.replay()) : ResponseEntity.ok(outcome.fresh());
+    }
+
+    /** A retry's answer: the first request's status, with the lease as it is now. */
+    private static ResponseEntity<?> replayed(IdempotentCalls.Replay replay) {
+        var builder = ResponseEntity.status(replay.status()).header(IdempotencyKeys.REPLAYED_HEADER, "true");
+        if (replay.status() == 201) {
+            builder.header(HttpHeaders.LOCATION, "/v1/leases/" + replay.lease().leaseId());
+        }
+        return builder.body(replay.lease());
     }
 
     @PostMapping("/{leaseId}/renew")
@@ -133,8 +145,8 @@ class LeaseController {
         UUID id = leaseId(leaseId);
         long token = requests.fencingToken(body == null ? null : body.fencingToken());
         Integer ttl = requests.renewTtl(body.ttlSeconds());
-        return idempotent.run(idempotencyKey, caller, "POST", request.getRequestURI(), body,
-                () -> ResponseEntity.ok(operations.renew(id, token, ttl, caller)));
+        return answer(idempotent.write(idempotencyKey, caller, "POST", request.getRequestURI(), body,
+                () -> operations.renew(id, token, ttl, caller)));
     }
 
     @PostMapping("/{leaseId}/release")
@@ -150,8 +162,8 @@ class LeaseController {
                               HttpServletRequest request) {
         UUID id = leaseId(leaseId);
         long token = requests.fencingToken(body == null ? null : body.fencingToken());
-        return idempotent.run(idempotencyKey, caller, "POST", request.getRequestURI(), body,
-                () -> ResponseEntity.ok(operations.releaseIfHeld(id, token, caller)));
+        return answer(idempotent.write(idempotencyKey, caller, "POST", request.getRequestURI(), body,
+                () -> operations.releaseIfHeld(id, token, caller)));
     }
 
     @GetMapping("/{leaseId}")

@@ -18,6 +18,7 @@ import org.springframework.stereotype.Component;
 import org.springframework.transaction.annotation.Transactional;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * Every lease transition, one transaction each. The rule that makes them safe together: a transaction
@@ -36,17 +37,19 @@ public class LeaseOperations {
     private final KeyWaiters waiters;
     private final TenantQuota quota;
     private final Heartbeats heartbeats;
+    private final TransactionTemplate transaction;
     private final Counter expiredByAcquire;
     private final boolean notifications;
     /** How far ahead a watch mark reaches: twice the longest wait, so that most waits find it long enough. */
     private final int watchHorizon;
 
     LeaseOperations(LeaseStore store, KeyWaiters waiters, TenantQuota quota, Heartbeats heartbeats,
-                    MeterRegistry registry, LeasekeeperProperties properties) {
+                    TransactionTemplate transaction, MeterRegistry registry, LeasekeeperProperties properties) {
         this.store = store;
         this.waiters = waiters;
         this.quota = quota;
         this.heartbeats = heartbeats;
+        this.transaction = transaction;
         this.expiredByAcquire = Expirations.counter(registry, "acquire");
         this.notifications = properties.waiting().notifications();
         this.watchHorizon = 2 * ((int) properties.waiting().max().toSeconds() + 1);
@@ -62,10 +65,39 @@ public class LeaseOperations {
      * A 1.0 acquire: grants the key when it is free, first recording the expiry of an active lease whose TTL
      * has passed; busy while another lease holds it or its lock-delay runs. A free key that waiting acquires
      * queue for goes to the longest-waiting of them first (a hand-over), and this acquire finds it held.
+     * One call (lease_acquire) grants or answers busy; a key someone waits for or watches, or whose lease has
+     * passed its TTL unrecorded, and a grant the quota may refuse take the locking path, one transaction.
      */
-    @Transactional
     public AcquireResult acquireIfFree(AcquireCommand command, Caller caller) {
-        return acquireOrBusy(command, caller, null);
+        String tenant = caller.tenant();
+        if (quota.reserve(tenant)) {
+            AcquireResult answered = null;
+            try {
+                answered = acquireInOneCall(command, caller);
+            } finally {
+                if (!(answered instanceof AcquireResult.Granted)) {
+                    quota.unreserve(tenant);
+                }
+            }
+            if (answered != null) {
+                return answered;
+            }
+        }
+        return transaction.execute(tx -> acquireOrBusy(command, caller, null));
+    }
+
+    /** The acquire's one call; null when it left the key to the locking path, having changed nothing. */
+    private AcquireResult acquireInOneCall(AcquireCommand command, Caller caller) {
+        LeaseStore.Acquired acquired = store.acquire(command, leaseTraceId(command, caller), caller);
+        LeaseStore.Call call = acquired.call();
+        return switch (call.outcome()) {
+            case "granted" -> new AcquireResult.Granted(call.lease(), call.now());
+            case "held" -> new AcquireResult.Held(acquired.keyId(), call.lease().owner(), call.lease().holder(),
+                    call.lease().expiresAt(), call.lease().remainingMillisAt(call.now()));
+            case "delayed" -> delayed(acquired.keyId(), acquired.delayedUntil(), call.now());
+            case "locked_path" -> null;
+            default -> throw unknownOutcome("lease_acquire", call.outcome());
+        };
     }
 
     /**
@@ -261,39 +293,59 @@ public class LeaseOperations {
         return new AcquireResult.Delayed(keyId, availableAt, availableAt.toEpochMilli() - now.toEpochMilli());
     }
 
-    /** Extends an active lease of the caller; {@code ttlSeconds} null keeps the lease's TTL. */
-    @Transactional
+    /** Extends an active lease of the caller, in one call; {@code ttlSeconds} null keeps the lease's TTL. */
     public LeaseView renew(UUID leaseId, long fencingToken, Integer ttlSeconds, Caller caller) {
-        lockKeyOfLease(leaseId, caller.tenant());
         LeaseStore.Renewal renewal = store.renew(leaseId, fencingToken, ttlSeconds, caller)
                 .orElseThrow(() -> notFound(leaseId));
-        LeaseStore.Transition renew = renewal.transition();
-        if (!renew.changed()) {
-            requireOwnerAndToken(renew.lease(), fencingToken, caller);
-            requireActive(renew.lease(), renew.now());
-            throw changedUnderLock("RENEW", leaseId);
+        LeaseStore.Call renew = renewal.call();
+        switch (renew.outcome()) {
+            case "renewed" -> heartbeats.record(renewal.beat());
+            case "unchanged" -> {
+                requireOwnerAndToken(renew.lease(), fencingToken, caller);
+                requireActive(renew.lease(), renew.now());
+                throw changedUnderLock("lease_renew", leaseId);
+            }
+            default -> throw unknownOutcome("lease_renew", renew.outcome());
         }
-        heartbeats.record(renewal.beat());
         return LeaseView.of(renew.lease(), renew.now());
     }
 
-    /** Compare-and-delete: ends the caller's active lease. Releasing an already released lease answers it again. */
-    @Transactional
+    /**
+     * Compare-and-delete: ends the caller's active lease. Releasing an already released lease answers it again.
+     * One call (lease_release); a key someone waits for or watches takes the locking path, which hands it over.
+     */
     public LeaseView releaseIfHeld(UUID leaseId, long fencingToken, Caller caller) {
+        LeaseStore.Call release = store.releaseInOneCall(leaseId, fencingToken, caller)
+                .orElseThrow(() -> notFound(leaseId));
+        return switch (release.outcome()) {
+            case "released" -> LeaseView.of(release.lease(), release.now());
+            case "unchanged" -> unreleased(release.lease(), release.now(), fencingToken, caller);
+            case "locked_path" -> transaction.execute(tx -> releaseLocked(leaseId, fencingToken, caller));
+            default -> throw unknownOutcome("lease_release", release.outcome());
+        };
+    }
+
+    private LeaseView releaseLocked(UUID leaseId, long fencingToken, Caller caller) {
         LeaseStore.KeyLock key = lockKeyOfLease(leaseId, caller.tenant());
         LeaseStore.Transition release = store.release(leaseId, fencingToken, caller)
                 .orElseThrow(() -> notFound(leaseId));
-        if (release.changed() && key.watched()) {
+        if (!release.changed()) {
+            return unreleased(release.lease(), release.now(), fencingToken, caller);
+        }
+        if (key.watched()) {
             freedOrHandedOver(key);
         }
-        if (!release.changed()) {
-            requireOwnerAndToken(release.lease(), fencingToken, caller);
-            if (release.lease().stateAt(release.now()) != LeaseState.RELEASED) {
-                requireActive(release.lease(), release.now());
-                throw changedUnderLock("END (released)", leaseId);
-            }
-        }
         return LeaseView.of(release.lease(), release.now());
+    }
+
+    /** A release that changed nothing: answered again when the lease is released already, else refused. */
+    private static LeaseView unreleased(Lease lease, Instant now, long fencingToken, Caller caller) {
+        requireOwnerAndToken(lease, fencingToken, caller);
+        if (lease.stateAt(now) != LeaseState.RELEASED) {
+            requireActive(lease, now);
+            throw changedUnderLock("END (released)", lease.id());
+        }
+        return LeaseView.of(lease, now);
     }
 
     /** An admin ends an active lease of its tenant; the key is free at once. */
@@ -424,5 +476,10 @@ public class LeaseOperations {
     private static IllegalStateException changedUnderLock(String statement, UUID leaseId) {
         return LeaseStore.contradiction(statement, "lease " + leaseId,
                 "it changed no row, though the lease allowed the change and its key was locked");
+    }
+
+    /** A function answered an outcome this service does not know: a schema newer than the code, never ignored. */
+    private static IllegalStateException unknownOutcome(String function, String outcome) {
+        return new IllegalStateException(function + " answered the unknown outcome " + outcome);
     }
 }

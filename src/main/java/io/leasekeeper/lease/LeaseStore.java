@@ -128,7 +128,7 @@ class LeaseStore {
      * lock-delay) and marked watched long enough, or not. A busy key so marked needs no lock and no write:
      * a transition that frees it later sees the mark and notifies. Anything else takes the locking path.
      */
-    private static final String PEEK_KEY = """
+    static final String PEEK_KEY = """
             SELECT k.id, lease_now() AS now,
                    CASE WHEN k.delayed_until > lease_now() THEN k.delayed_until END AS delayed_until,
                    coalesce(k.watched_until >= lease_now() + make_interval(secs => :seconds), false) AS watched,
@@ -140,6 +140,33 @@ class LeaseStore {
             WHERE k.tenant = :tenant AND k.program = :program AND k.target_type = :targetType
               AND k.target_value = :targetValue AND k.actor = :actor
               AND k.operation IS NOT DISTINCT FROM CAST(:operation AS text)
+            """;
+
+    /*
+     * The transitions of one call each (V11__one_call_per_transition.sql): the 1.0 acquire, the renew and the
+     * release, each one function, whole in its migration, that locks the key, decides at the time read after the
+     * lock and writes the transition with its audit event; a write swallowed raises SQLSTATE LK001 and rolls the
+     * call back. The service calls each in one round trip, in autocommit.
+     */
+
+    private static final String ACQUIRE = """
+            SELECT * FROM lease_acquire(:tenant, :program, :targetType, :targetValue, :actor, CAST(:operation AS text),
+                                        :principal, :holder, :ttl, :maxLifetime, :lockDelay, CAST(:jobId AS text),
+                                        CAST(:leaseTraceId AS text), CAST(:metadata AS jsonb), CAST(:requestId AS text),
+                                        CAST(:traceId AS text))
+            """;
+
+    /** The outcome of a renew or release of a lease the tenant does not have. */
+    private static final String NOT_FOUND = "not_found";
+
+    private static final String RENEW_CALL = """
+            SELECT * FROM lease_renew(:tenant, :leaseId, :principal, :fencingToken, CAST(:ttl AS integer),
+                                      CAST(:requestId AS text), CAST(:traceId AS text))
+            """;
+
+    private static final String RELEASE_CALL = """
+            SELECT * FROM lease_release(:tenant, :leaseId, :principal, :fencingToken, CAST(:requestId AS text),
+                                        CAST(:traceId AS text))
             """;
 
     /** Wakes the waiters of freed keys on every instance, when the transaction commits. */
@@ -163,7 +190,7 @@ class LeaseStore {
      * Grants the key if it has no active row: the lease, with the next fencing token, and its ACQUIRED
      * event. Unchanged: the key's active row, possibly past its expiry (not yet recorded by the sweeper).
      */
-    private static final String ACQUIRE_IF_FREE = grant("""
+    static final String ACQUIRE_IF_FREE = grant("""
             SELECT CAST(:keyId AS bigint) AS key_id, CAST(:tenant AS text) AS tenant, CAST(:principal AS text) AS owner,
                    CAST(:holder AS text) AS holder, CAST(:ttl AS integer) AS ttl_seconds,
                    CAST(:maxLifetime AS integer) AS max_lifetime_seconds, CAST(:lockDelay AS integer) AS lock_delay_seconds,
@@ -333,43 +360,10 @@ class LeaseStore {
             """;
 
     /**
-     * Extends the owner's active lease, if the token is its own; {@code ttl} NULL keeps the lease's TTL. Also
-     * answers {@code beat}: how much of the lease's TTL had passed since its previous renew (or its grant),
-     * for the heartbeat anomalies (contract 1.1, "Tenant limits").
-     */
-    private static final String RENEW = """
-            WITH clock AS (SELECT lease_now() AS now),
-            found AS MATERIALIZED (SELECT * FROM lease WHERE tenant = :tenant AND id = :leaseId),
-            renewed AS (
-                UPDATE lease l
-                SET renewed_at = clock.now,
-                    ttl_seconds = coalesce(CAST(:ttl AS integer), l.ttl_seconds),
-                    expires_at = LEAST(clock.now + make_interval(secs => coalesce(CAST(:ttl AS integer), l.ttl_seconds)),
-                                       l.max_expires_at)
-                FROM clock, found f
-                WHERE l.tenant = :tenant AND l.id = :leaseId AND l.owner = :principal
-                  AND l.fencing_token = :fencingToken AND l.ended_at IS NULL AND l.expires_at > clock.now
-                RETURNING l.*
-            ), event AS (
-                INSERT INTO lease_event (tenant, lease_id, lease_acquired_at, type, from_state, to_state,
-                                         fencing_token, at, principal, request_id, trace_id, details)
-                SELECT r.tenant, r.id, r.acquired_at, 'RENEWED', 'active', 'active', r.fencing_token, r.renewed_at,
-                       :principal, :requestId, :traceId,
-                       jsonb_build_object('previousExpiresAt', rfc3339(f.expires_at),
-                                          'expiresAt', rfc3339(r.expires_at), 'ttlSeconds', r.ttl_seconds)
-                FROM renewed r JOIN found f ON f.id = r.id
-                RETURNING 1
-            )
-            """ + changedOr("renewed", "found", """
-                    (SELECT count(*) FROM event) AS events, 0 AS delays, 0 AS delays_due,
-                    (SELECT extract(epoch FROM clock.now - coalesce(f.renewed_at, f.acquired_at)) / f.ttl_seconds
-                     FROM found f) AS beat""");
-
-    /**
      * Ends an active lease of the tenant: released by its owner, if the token is its own (compare-and-delete),
      * or revoked by an admin, whoever holds it. A revoke starts the key's lock-delay, when the lease has one.
      */
-    private static final String END = """
+    static final String END = """
             WITH clock AS (SELECT lease_now() AS now),
             found AS MATERIALIZED (SELECT * FROM lease WHERE tenant = :tenant AND id = :leaseId),
             ended AS (
@@ -403,7 +397,7 @@ class LeaseStore {
      * lock-delay delays its key until {@code expiresAt + lockDelaySeconds}. Returns whether it expired the
      * lease, and the key's lock-delay when it has not passed yet.
      */
-    private static final String EXPIRE = """
+    static final String EXPIRE = """
             WITH expired AS (
                 UPDATE lease SET state = 'expired', ended_at = expires_at, end_reason = 'expired'
                 WHERE tenant = :tenant AND id = :leaseId AND ended_at IS NULL AND expires_at <= lease_now()
@@ -512,7 +506,7 @@ class LeaseStore {
               AND state = 'active' AND expires_at <= :at
             """;
 
-    private static final String CURRENT_OF_KEY = """
+    static final String CURRENT_OF_KEY = """
             SELECT lease_now() AS now, %s
             FROM lease_key k
             CROSS JOIN LATERAL (SELECT * FROM lease WHERE tenant = :tenant AND key_id = k.id
@@ -674,9 +668,43 @@ class LeaseStore {
         return jdbc.sql(BY_ID).param("leaseId", leaseId).param("tenant", tenant).query(this::atTime).optional();
     }
 
+    /** What a transition of one call answered: its outcome, and the lease (null: none) at {@code now}. */
+    record Call(String outcome, Instant now, Lease lease) {
+    }
+
+    /** A 1.0 acquire's one call, and the key's id and lock-delay (when it runs) with it. */
+    record Acquired(Call call, long keyId, Instant delayedUntil) {
+    }
+
+    /** The 1.0 acquire in one call: 'granted', 'held', 'delayed' or 'locked_path' (nothing changed). */
+    Acquired acquire(AcquireCommand command, String leaseTraceId, Caller caller) {
+        return jdbc.sql(ACQUIRE).params(keyParams(command.key())).params(asked(command, leaseTraceId, caller))
+                .query((rs, n) -> new Acquired(call(rs, n), rs.getLong("key_id"), instant(rs, "delayed_until")))
+                .single();
+    }
+
+    /** A renew's one call: 'renewed' with its beat, or 'unchanged'; empty when the tenant has no such lease. */
+    Optional<Renewal> renew(UUID leaseId, long fencingToken, Integer ttlSeconds, Caller caller) {
+        return jdbc.sql(RENEW_CALL).params(onLease(leaseId, caller)).param("fencingToken", fencingToken)
+                .param("ttl", ttlSeconds)
+                .query((rs, n) -> new Renewal(call(rs, n), rs.getDouble("beat"))).optional()
+                .filter(renewal -> !renewal.call().outcome().equals(NOT_FOUND));
+    }
+
+    /** A release's one call: 'released', 'unchanged' or 'locked_path'; empty when the tenant has no such lease. */
+    Optional<Call> releaseInOneCall(UUID leaseId, long fencingToken, Caller caller) {
+        return jdbc.sql(RELEASE_CALL).params(onLease(leaseId, caller)).param("fencingToken", fencingToken)
+                .query(this::call).optional().filter(call -> !call.outcome().equals(NOT_FOUND));
+    }
+
+    private Call call(ResultSet rs, int row) throws SQLException {
+        return new Call(rs.getString("outcome"), instant(rs, "now"),
+                rs.getObject("id") == null ? null : lease(rs, row));
+    }
+
     /** With the key locked: the granted lease, or unchanged the key's active row. */
     Transition acquireIfFree(long keyId, AcquireCommand command, String leaseTraceId, Caller caller) {
-        Written grant = jdbc.sql(ACQUIRE_IF_FREE).params(asked(keyId, command, leaseTraceId, caller))
+        Written grant = jdbc.sql(ACQUIRE_IF_FREE).params(asked(command, leaseTraceId, caller)).param("keyId", keyId)
                 .query(this::written).optional()
                 .orElseThrow(() -> contradiction("ACQUIRE_IF_FREE", "key " + keyId,
                         "it granted no lease and found no active one"));
@@ -711,7 +739,7 @@ class LeaseStore {
     boolean queue(UUID waiterId, long keyId, AcquireCommand command, String leaseTraceId, Caller caller,
                   IdempotencyStore.Request idempotency) {
         String fingerprint = idempotency == null ? null : idempotency.fingerprint();
-        return jdbc.sql(QUEUE).params(asked(keyId, command, leaseTraceId, caller))
+        return jdbc.sql(QUEUE).params(asked(command, leaseTraceId, caller)).param("keyId", keyId)
                 .param("waiterId", waiterId)
                 .param("waitSeconds", command.waitSeconds())
                 .param("idempotencyKey", idempotency == null ? null : idempotency.key())
@@ -779,9 +807,8 @@ class LeaseStore {
         }).single();
     }
 
-    private Map<String, Object> asked(long keyId, AcquireCommand command, String leaseTraceId, Caller caller) {
+    private Map<String, Object> asked(AcquireCommand command, String leaseTraceId, Caller caller) {
         Map<String, Object> params = by(caller.subject(), caller);
-        params.put("keyId", keyId);
         params.put("tenant", command.key().tenant());
         params.put("holder", command.holder());
         params.put("ttl", command.ttlSeconds());
@@ -797,16 +824,7 @@ class LeaseStore {
      * A renew's transition, and when it changed the lease, {@code beat}: the fraction of the lease's TTL that
      * had passed since its previous renew or its grant (0.5: halfway to its expiry).
      */
-    record Renewal(Transition transition, double beat) {
-    }
-
-    /** With the key locked; empty when the tenant has no such lease. */
-    Optional<Renewal> renew(UUID leaseId, long fencingToken, Integer ttlSeconds, Caller caller) {
-        return jdbc.sql(RENEW).params(onLease(leaseId, caller)).param("fencingToken", fencingToken)
-                .param("ttl", ttlSeconds)
-                .query((rs, row) -> new Renewal(requireTransition("RENEW", "lease " + leaseId, written(rs, row)),
-                        rs.getDouble("beat")))
-                .optional();
+    record Renewal(Call call, double beat) {
     }
 
     /** With the key locked; empty when the tenant has no such lease. */

@@ -13,7 +13,6 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
-import org.springframework.http.ResponseEntity;
 import org.springframework.stereotype.Component;
 
 /**
@@ -28,16 +27,13 @@ import org.springframework.stereotype.Component;
 @Component
 class Waiting {
 
-    /** One try of an acquire: its answer, and what it found (null when an Idempotency-Key replayed a grant). */
-    record Try(ResponseEntity<?> answer, AcquireResult result) {
+    /** One try of an acquire: what it found, or the first answer an Idempotency-Key replayed. */
+    private static boolean granted(IdempotentCalls.Outcome<AcquireResult> tried) {
+        return tried.replay() != null || tried.fresh() instanceof AcquireResult.Granted;
+    }
 
-        boolean granted() {
-            return result == null || result instanceof AcquireResult.Granted;
-        }
-
-        AcquireResult.Busy busy() {
-            return (AcquireResult.Busy) result;
-        }
+    private static AcquireResult.Busy busy(IdempotentCalls.Outcome<AcquireResult> tried) {
+        return (AcquireResult.Busy) tried.fresh();
     }
 
     private final KeyWaiters waiters;
@@ -61,9 +57,9 @@ class Waiting {
      */
     private static final long CLIENT_CHECK_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-    /** Runs one operation of an acquire as a try: its answer, under the request's Idempotency-Key. */
+    /** Runs one operation of an acquire as a try, under the request's Idempotency-Key. */
     interface Attempt {
-        Try run(Supplier<AcquireResult> operation);
+        IdempotentCalls.Outcome<AcquireResult> run(Supplier<AcquireResult> operation);
     }
 
     /**
@@ -74,22 +70,24 @@ class Waiting {
      * asks whether the client is still there: one that has gone leaves the queue, and a lease handed to it in
      * the meantime is released at once (or, when the request has an Idempotency-Key, kept for its retry).
      */
-    ResponseEntity<?> acquire(AcquireCommand command, Caller caller, IdempotencyStore.Request idempotency,
+    IdempotentCalls.Outcome<AcquireResult> acquire(AcquireCommand command, Caller caller,
+                                                   IdempotencyStore.Request idempotency,
                               long arrivedNanos, Attempt attempt, BooleanSupplier clientGone) {
         long deadline = arrivedNanos + TimeUnit.SECONDS.toNanos(command.waitSeconds());
         Optional<KeyWaiters.Waiter> admitted = waiters.acquirer();
         if (admitted.isEmpty()) { // at the cap, or shutting down: answered as a non-waiting acquire
-            return attempt.run(() -> operations.acquireIfFree(command, caller)).answer();
+            return attempt.run(() -> operations.acquireIfFree(command, caller));
         }
         try (KeyWaiters.Waiter waiter = admitted.get()) {
             UUID id = waiter.id();
             long triedAt = System.nanoTime();
-            Try tried = attempt.run(() -> operations.acquireOrQueue(command, caller, id, idempotency));
-            if (tried.granted()) {
+            IdempotentCalls.Outcome<AcquireResult> tried =
+                    attempt.run(() -> operations.acquireOrQueue(command, caller, id, idempotency));
+            if (granted(tried)) {
                 waiter.tookKey();
-                return tried.answer();
+                return tried;
             }
-            waiter.waitFor(tried.busy().keyId(), triedAt);
+            waiter.waitFor(busy(tried).keyId(), triedAt);
             try {
                 return waitQueued(waiter, tried, triedAt, deadline, command, caller, idempotency, arrivedNanos,
                         attempt, clientGone);
@@ -105,43 +103,47 @@ class Waiting {
         }
     }
 
-    private ResponseEntity<?> waitQueued(KeyWaiters.Waiter waiter, Try first, long firstTriedAt, long deadline,
-                                         AcquireCommand command, Caller caller, IdempotencyStore.Request idempotency,
-                                         long arrivedNanos, Attempt attempt, BooleanSupplier clientGone) {
+    private IdempotentCalls.Outcome<AcquireResult> waitQueued(KeyWaiters.Waiter waiter,
+                                                              IdempotentCalls.Outcome<AcquireResult> first,
+                                                              long firstTriedAt, long deadline,
+                                                              AcquireCommand command, Caller caller,
+                                                              IdempotencyStore.Request idempotency, long arrivedNanos,
+                                                              Attempt attempt, BooleanSupplier clientGone) {
         UUID id = waiter.id();
-        Try tried = first;
+        IdempotentCalls.Outcome<AcquireResult> tried = first;
         long triedAt = firstTriedAt;
         while (true) {
             long now = System.nanoTime();
             long tryAt = earliest(deadline, waiters.retryByNanos(now));
             if (waiter.isHead()) {
-                tryAt = earliest(tryAt, triedAt + TimeUnit.MILLISECONDS.toNanos(tried.busy().remainingMs()));
+                tryAt = earliest(tryAt, triedAt + TimeUnit.MILLISECONDS.toNanos(busy(tried).remainingMs()));
             }
             KeyWaiters.Wake wake = await(waiter, earliest(tryAt, now + CLIENT_CHECK_NANOS));
             if (clientGone.getAsBoolean()) {
                 // Never leave a key with a client that has gone: it would hold the key until its TTL.
                 operations.abandonQueue(id, caller, idempotency != null);
                 record("acquire", "gone", arrivedNanos);
-                return tried.answer();
+                return tried;
             }
             if (wake == KeyWaiters.Wake.CLOSING || System.nanoTime() - deadline >= 0) {
-                Try last = attempt.run(() -> operations.leaveQueue(command, caller, id));
-                if (last.granted()) {
+                IdempotentCalls.Outcome<AcquireResult> last =
+                        attempt.run(() -> operations.leaveQueue(command, caller, id));
+                if (granted(last)) {
                     waiter.tookKey();
                 }
-                record("acquire", last.granted() ? "granted" : wake == KeyWaiters.Wake.CLOSING ? "shutdown"
+                record("acquire", granted(last) ? "granted" : wake == KeyWaiters.Wake.CLOSING ? "shutdown"
                         : "deadline", arrivedNanos);
-                return last.answer();
+                return last;
             }
             if (wake == KeyWaiters.Wake.TIMED_OUT && System.nanoTime() - tryAt < 0) {
                 continue; // woken only to look at the client
             }
             triedAt = System.nanoTime();
             tried = attempt.run(() -> operations.tryQueued(command, caller, id, idempotency != null));
-            if (tried.granted()) {
+            if (granted(tried)) {
                 waiter.tookKey();
                 record("acquire", "granted", arrivedNanos);
-                return tried.answer();
+                return tried;
             }
         }
     }

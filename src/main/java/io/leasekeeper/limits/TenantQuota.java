@@ -15,8 +15,9 @@ import org.springframework.stereotype.Component;
  * The quota of active leases per tenant. Each instance counts a tenant's active leases in the database at most
  * once per {@code quotaRefresh} and adds the grants it made itself since: no acquire contends on a shared
  * counter row, and the count lags at most by the other instances' grants of the last refresh (documented in
- * docs/design.md). Checked in the granting transaction right after the grant, so that a refusal rolls the grant
- * back with everything else the request did: a refused acquire changes nothing. A key handed over to a waiting
+ * docs/design.md). An acquire of one call reserves its place before it grants; the locking path checks in the
+ * granting transaction right after the grant, so that a refusal rolls the grant back with everything else the
+ * request did: a refused acquire changes nothing. A key handed over to a waiting
  * acquire is not checked: the lease that ended to free it was the same tenant's.
  */
 @Component
@@ -46,6 +47,29 @@ public class TenantQuota {
     }
 
     /**
+     * Before a grant made in one call, whose refusal could not roll it back: counts the grant to come, or answers
+     * false (counting nothing) when it would take the tenant over its quota; then the acquire takes the locking
+     * path, which refuses only a grant ({@link #afterGrant}), not a busy key. An acquire that did not grant gives
+     * its place back with {@link #unreserve}.
+     */
+    public boolean reserve(String tenant) {
+        Count count = counts.get(tenant, t -> new Count(activeLeases(t), new AtomicLong()));
+        if (count.counted() + count.grantedSince().incrementAndGet() > max) {
+            count.grantedSince().decrementAndGet();
+            return false;
+        }
+        return true;
+    }
+
+    /** A place {@link #reserve}d for a grant that was not made. */
+    public void unreserve(String tenant) {
+        Count count = counts.getIfPresent(tenant);
+        if (count != null) {
+            count.grantedSince().decrementAndGet();
+        }
+    }
+
+    /**
      * Called in the transaction that has just granted the tenant a lease: throws 429 QUOTA_EXCEEDED (which rolls
      * the grant back) when the tenant now has more active leases than its quota.
      */
@@ -53,7 +77,7 @@ public class TenantQuota {
         boolean[] countedNow = new boolean[1];
         Count count = counts.get(tenant, t -> {
             countedNow[0] = true; // in this transaction: the count includes the grant just made
-            return new Count(jdbc.sql(ACTIVE_LEASES).param("tenant", t).query(Long.class).single(), new AtomicLong());
+            return new Count(activeLeases(t), new AtomicLong());
         });
         long active = countedNow[0] ? count.counted() : count.counted() + count.grantedSince().incrementAndGet();
         if (active > max) {
@@ -64,5 +88,9 @@ public class TenantQuota {
             throw new ApiException(ErrorCode.QUOTA_EXCEEDED, "The tenant has " + max
                     + " active leases, the most it may hold; release one first.");
         }
+    }
+
+    private long activeLeases(String tenant) {
+        return jdbc.sql(ACTIVE_LEASES).param("tenant", tenant).query(Long.class).single();
     }
 }

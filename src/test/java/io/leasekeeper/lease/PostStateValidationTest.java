@@ -109,7 +109,7 @@ class PostStateValidationTest extends IntegrationTest {
         assertThat(response.status()).as(response.raw()).isEqualTo(500);
         assertThat(response.code()).isEqualTo("INTERNAL_ERROR");
         assertThat(response.raw()).doesNotContain("LeaseStore").doesNotContain("Exception");
-        assertThat(output.getOut() + output.getErr()).contains("LeaseStore." + statement + " on ");
+        assertThat(output.getOut() + output.getErr()).contains(statement + " on ");
     }
 
     private JsonNode granted(String token, String target) {
@@ -140,7 +140,7 @@ class PostStateValidationTest extends IntegrationTest {
         Api.Response acquire = whileSkipped("lease", "INSERT", ofTenant("NEW"),
                 () -> acquire(writer("alice"), "grant", "job", "h", 30));
 
-        assertInternalError(acquire, output, "ACQUIRE_IF_FREE");
+        assertInternalError(acquire, output, "lease_acquire");
         assertThat(leasesOfTenant()).isEmpty();
         assertThat(granted(writer("alice"), "grant").get("state").asString()).isEqualTo("active");
     }
@@ -172,19 +172,19 @@ class PostStateValidationTest extends IntegrationTest {
 
     @Test
     void aRenewThatChangesNoRowIsAnErrorNotASuccess(CapturedOutput output) {
-        assertSkippedWriteOnLeaseFails(output, "RENEW", "alice", "lease", ofTenant("OLD"),
+        assertSkippedWriteOnLeaseFails(output, "lease_renew", "alice", "lease", ofTenant("OLD"),
                 lease -> renewed("alice", lease));
     }
 
     @Test
     void aReleaseThatChangesNoRowIsAnErrorNotASuccess(CapturedOutput output) {
-        assertSkippedWriteOnLeaseFails(output, "END (released)", "alice", "lease", ofTenant("OLD"),
+        assertSkippedWriteOnLeaseFails(output, "lease_release", "alice", "lease", ofTenant("OLD"),
                 lease -> release(writer("alice"), lease.get("leaseId").asString(), lease.get("fencingToken").asLong()));
     }
 
     @Test
     void aRevokeThatChangesNoRowIsAnErrorNotASuccess(CapturedOutput output) {
-        assertSkippedWriteOnLeaseFails(output, "END (revoked)", "alice", "lease", ofTenant("OLD"),
+        assertSkippedWriteOnLeaseFails(output, "LeaseStore.END (revoked)", "alice", "lease", ofTenant("OLD"),
                 lease -> revoke(admin("root"), lease.get("leaseId").asString(), "post-state"));
     }
 
@@ -200,7 +200,7 @@ class PostStateValidationTest extends IntegrationTest {
         Api.Response revoke = whileSkipped("lease_key", "UPDATE", ofTenant("OLD"),
                 () -> revoke(admin("root"), id, "post-state"));
 
-        assertInternalError(revoke, output, "END (revoked)");
+        assertInternalError(revoke, output, "LeaseStore.END (revoked)");
         assertThat(leasesOfTenant()).isEqualTo(before);
         assertThat(eventTypes(id)).containsExactly("ACQUIRED");
     }
@@ -214,7 +214,7 @@ class PostStateValidationTest extends IntegrationTest {
         Api.Response acquire = whileSkipped("lease", "UPDATE", ofTenant("OLD") + " AND NEW.state = 'expired'",
                 () -> acquire(writer("bob"), "expiry", "job", "h", 30));
 
-        assertInternalError(acquire, output, "EXPIRE");
+        assertInternalError(acquire, output, "LeaseStore.EXPIRE");
         assertThat(leasesOfTenant()).isEqualTo(before);
         assertThat(eventTypes(lease.get("leaseId").asString())).containsExactly("ACQUIRED");
     }
@@ -265,7 +265,7 @@ class PostStateValidationTest extends IntegrationTest {
         Api.Response acquire = whileSkipped("lease_event", "INSERT", "NEW.principal = '" + principal + "'",
                 () -> acquire(writer(principal), "event", "job", "h", 30));
 
-        assertInternalError(acquire, output, "ACQUIRE_IF_FREE");
+        assertInternalError(acquire, output, "lease_acquire");
         assertThat(leasesOfTenant()).isEmpty();
         assertThat(eventsOfTenant()).isZero();
     }
@@ -273,8 +273,16 @@ class PostStateValidationTest extends IntegrationTest {
     @Test
     void aRenewWhoseEventIsNotWrittenIsAnErrorNotASuccess(CapturedOutput output) {
         String principal = "skipped-" + tenant;
-        assertSkippedWriteOnLeaseFails(output, "RENEW", principal, "lease_event", "NEW.principal = '" + principal + "'",
+        assertSkippedWriteOnLeaseFails(output, "lease_renew", principal, "lease_event", "NEW.principal = '" + principal + "'",
                 lease -> renewed(principal, lease));
+    }
+
+    @Test
+    void aReleaseWhoseEventIsNotWrittenIsAnErrorNotASuccess(CapturedOutput output) {
+        String principal = "skipped-" + tenant;
+        assertSkippedWriteOnLeaseFails(output, "lease_release", principal, "lease_event",
+                "NEW.principal = '" + principal + "' AND NEW.type = 'RELEASED'",
+                lease -> release(writer(principal), lease.get("leaseId").asString(), lease.get("fencingToken").asLong()));
     }
 
     @Test
@@ -288,7 +296,7 @@ class PostStateValidationTest extends IntegrationTest {
                 "NEW.type = 'EXPIRED' AND NEW.lease_id = '" + id + "'",
                 () -> acquire(writer("bob"), "expiry-event", "job", "h", 30));
 
-        assertInternalError(acquire, output, "EXPIRE");
+        assertInternalError(acquire, output, "LeaseStore.EXPIRE");
         assertThat(leasesOfTenant()).isEqualTo(before);
         assertThat(eventTypes(id)).containsExactly("ACQUIRED");
     }
@@ -298,7 +306,7 @@ class PostStateValidationTest extends IntegrationTest {
         Api.Response acquire = whileSkipped("lease_key", "INSERT", ofTenant("NEW"),
                 () -> acquire(writer("alice"), "new-key", "job", "h", 30));
 
-        assertInternalError(acquire, output, "INSERT_KEY_IF_ABSENT");
+        assertInternalError(acquire, output, "lease_acquire");
         assertThat(jdbc.sql("SELECT count(*) FROM lease_key WHERE tenant = :t").param("t", tenant)
                 .query(Long.class).single()).isZero();
         assertThat(leasesOfTenant()).isEmpty();
@@ -368,7 +376,7 @@ class PostStateValidationTest extends IntegrationTest {
                 () -> waitingAcquire(writer("bob"), "watched", 1, null));
 
         // Unmarked, the release would neither hand the key over nor notify: bob would wait for nothing.
-        assertInternalError(waiting, output, "WATCH_KEY");
+        assertInternalError(waiting, output, "LeaseStore.WATCH_KEY");
         assertThat(watchMarksOfTenant()).isZero();
         assertThat(queueOfTenant()).isEmpty();
         assertThat(leasesOfTenant()).isEqualTo(before);
@@ -381,7 +389,7 @@ class PostStateValidationTest extends IntegrationTest {
         Api.Response watch = whileSkipped("lease_key", "UPDATE", ofTenant("OLD"),
                 () -> api.get("/v1/leases/" + id(lease) + "?waitSeconds=1", reader("carol")));
 
-        assertInternalError(watch, output, "WATCH_KEY_OF_LEASE");
+        assertInternalError(watch, output, "LeaseStore.WATCH_KEY_OF_LEASE");
         assertThat(watchMarksOfTenant()).isZero();
     }
 
@@ -393,7 +401,7 @@ class PostStateValidationTest extends IntegrationTest {
         Api.Response waiting = whileSkipped("lease_waiter", "INSERT", ofTenant("NEW"),
                 () -> waitingAcquire(writer("bob"), "queued", 20, null));
 
-        assertInternalError(waiting, output, "QUEUE");
+        assertInternalError(waiting, output, "LeaseStore.QUEUE");
         assertThat(queueOfTenant()).isEmpty();
         assertThat(watchMarksOfTenant()).as("the key's watch mark, written in the same try").isZero();
         assertThat(leasesOfTenant()).isEqualTo(before);
@@ -428,7 +436,7 @@ class PostStateValidationTest extends IntegrationTest {
         Api.Response release = whileSkipped("lease_waiter", "UPDATE", ofTenant("OLD"),
                 () -> release(writer("alice"), id(held), token(held)));
 
-        assertInternalError(release, output, "HAND_OVER");
+        assertInternalError(release, output, "LeaseStore.HAND_OVER");
         assertThat(leasesOfTenant()).isEqualTo(leases);
         assertThat(eventTypes(id(held))).containsExactly("ACQUIRED");
         assertThat(queueOfTenant()).as("bob's row, still waiting").isEqualTo(queued);
@@ -452,7 +460,7 @@ class PostStateValidationTest extends IntegrationTest {
                     return answerOf(bob);
                 });
 
-        assertInternalError(answer, output, "TAKE_GRANT");
+        assertInternalError(answer, output, "LeaseStore.TAKE_GRANT");
         // The hand-over committed with the release; bob's try rolled back: his row keeps the lease granted to it.
         List<Map<String, Object>> queued = queueOfTenant();
         assertThat(queued).hasSize(1);
@@ -489,7 +497,7 @@ class PostStateValidationTest extends IntegrationTest {
         Api.Response retry = whileSkipped("lease_waiter", "DELETE", ofTenant("OLD"),
                 () -> waitingAcquire(writer("bob"), "adopt", 1, "adopt-1"));
 
-        assertInternalError(retry, output, "ADOPT");
+        assertInternalError(retry, output, "LeaseStore.ADOPT");
         assertThat(leasesOfTenant()).isEqualTo(leases);
         assertThat(queueOfTenant()).isEqualTo(queued);
         assertThat(eventTypes(handed)).containsExactly("ACQUIRED");
@@ -508,7 +516,7 @@ class PostStateValidationTest extends IntegrationTest {
                 () -> waitingAcquire(writer("bob"), "leave", 1, null));
 
         // Left in the queue, the row could be handed a lease no request answers for.
-        assertInternalError(waiting, output, "LEAVE_QUEUE");
+        assertInternalError(waiting, output, "LeaseStore.LEAVE_QUEUE");
         assertThat(leasesOfTenant()).isEqualTo(before);
         assertThat(queueOfTenant()).as("bob's row, its deletion rolled back").hasSize(1)
                 .allSatisfy(row -> assertThat(row.get("lease_id")).isNull());

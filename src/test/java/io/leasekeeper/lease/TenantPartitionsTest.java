@@ -35,6 +35,7 @@ import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
+import org.springframework.test.context.TestPropertySource;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -49,6 +50,10 @@ import tools.jackson.databind.json.JsonMapper;
  */
 @EnabledIfSystemProperty(named = "leasekeeper.test.schema", matches = TestDatabase.PARTITIONED_BY_TENANT)
 @Import(TenantPartitionsTest.Recording.class)
+// The service's sessions send the plan of every statement they run with its answer, those inside its functions too.
+@TestPropertySource(properties = "spring.datasource.hikari.data-source-properties.options=-c statement_timeout=5s"
+        + " -c lock_timeout=2s -c session_preload_libraries=auto_explain -c auto_explain.log_min_duration=0"
+        + " -c auto_explain.log_nested_statements=on -c auto_explain.log_format=json -c client_min_messages=log")
 class TenantPartitionsTest extends IntegrationTest {
 
     private static final RecordedStatements RECORDED = new RecordedStatements();
@@ -80,37 +85,51 @@ class TenantPartitionsTest extends IntegrationTest {
 
         Map<String, String> partitionOf = partitionsByTenant();
         Map<String, RecordedStatements.Executed> distinct = new LinkedHashMap<>();
-        executed.forEach(e -> distinct.putIfAbsent(e.sql(), e));
-        List<String> reachingMore = new ArrayList<>();
-        Set<String> tablesReached = new LinkedHashSet<>();
-        int explained = 0;
+        List<RecordedStatements.Executed> calls = new ArrayList<>();
+        executed.forEach(e -> {
+            if (CALL.matcher(e.sql()).find()) {
+                calls.add(e); // each call: the statements a function runs depend on what it finds
+            } else {
+                distinct.putIfAbsent(e.sql(), e);
+            }
+        });
+        Map<String, JsonNode> plans = new LinkedHashMap<>();
         int acrossTenants = 0;
         TestDatabase.Connection database = TestDatabase.connection();
         try (Connection db = DriverManager.getConnection(database.url(), database.username(), database.password())) {
             for (RecordedStatements.Executed statement : distinct.values()) {
                 if (statement.sql().contains(ACROSS_TENANTS)) {
                     acrossTenants++;
-                    continue;
+                } else if (explainable(statement.sql())) {
+                    plans.put(statement.sql(), plan(db, statement));
                 }
-                if (!explainable(statement.sql())) {
-                    continue;
-                }
-                Map<String, Set<String>> reached = new TreeMap<>();
-                for (String relation : relations(plan(db, statement))) {
-                    String table = partitionOf.get(relation);
-                    if (table != null) {
-                        reached.computeIfAbsent(table, t -> new LinkedHashSet<>()).add(relation);
-                    }
-                }
-                explained++;
-                tablesReached.addAll(reached.keySet());
-                reached.forEach((table, partitions) -> {
-                    if (partitions.size() != 1) {
-                        reachingMore.add(table + " " + partitions + " in:\n" + statement.sql());
-                    }
-                });
             }
         }
+        for (int i = 0; i < calls.size(); i++) {
+            java.util.regex.Matcher function = CALL.matcher(calls.get(i).sql());
+            function.find();
+            plans.put("call " + i + " of " + function.group(1), nestedPlans(calls.get(i), function.group(1)));
+        }
+        assertThat(calls.stream().map(c -> CALL.matcher(c.sql()).results().findFirst().orElseThrow().group(1)))
+                .as("the functions called").contains("lease_acquire", "lease_renew", "lease_release");
+        List<String> reachingMore = new ArrayList<>();
+        Set<String> tablesReached = new LinkedHashSet<>();
+        plans.forEach((statement, plan) -> {
+            Map<String, Set<String>> reached = new TreeMap<>();
+            for (String relation : relations(plan)) {
+                String table = partitionOf.get(relation);
+                if (table != null) {
+                    reached.computeIfAbsent(table, t -> new LinkedHashSet<>()).add(relation);
+                }
+            }
+            tablesReached.addAll(reached.keySet());
+            reached.forEach((table, partitions) -> {
+                if (partitions.size() != 1) {
+                    reachingMore.add(table + " " + partitions + " in:\n" + statement + "\n" + plan);
+                }
+            });
+        });
+        int explained = plans.size();
         assertThat(reachingMore).as("statements reaching several partitions of a table sharded by tenant").isEmpty();
         assertThat(explained).as("statements explained").isGreaterThanOrEqualTo(25);
         assertThat(tablesReached).containsExactlyInAnyOrder("lease", "lease_key", "lease_waiter", "idempotency_record");
@@ -131,6 +150,8 @@ class TenantPartitionsTest extends IntegrationTest {
         assertThat(idempotent(alice, "day-1", Api.acquireBody("k", "job", "a", 60)).status()).isEqualTo(201);
         assertThat(renew(alice, id(first), token(first)).status()).isEqualTo(200);
         assertThat(acquire(bob, "k", "job", "b", 60).status()).isEqualTo(409);
+        Api.Response plain = acquire(alice, "plain", "job", "a", 60); // a key no one waits for: released in one call
+        assertThat(release(alice, id(plain), token(plain)).status()).isEqualTo(200);
 
         ExecutorService clients = Executors.newVirtualThreadPerTaskExecutor();
         try {
@@ -211,6 +232,23 @@ class TenantPartitionsTest extends IntegrationTest {
         String start = sql.stripLeading().toUpperCase();
         return start.startsWith("SELECT") || start.startsWith("WITH") || start.startsWith("INSERT")
                 || start.startsWith("UPDATE") || start.startsWith("DELETE");
+    }
+
+    private static final java.util.regex.Pattern CALL = java.util.regex.Pattern.compile("FROM (lease_\\w+)\\(");
+
+    /**
+     * The plans of the statements one call of the service's functions ran, as auto_explain sent them with its answer
+     * (the service's sessions here log every plan to the client).
+     */
+    private static JsonNode nestedPlans(RecordedStatements.Executed call, String function) {
+        var plans = JSON.createArrayNode();
+        for (String message : call.messages()) {
+            if (message.contains("\"Plan\"") && !message.contains(function + "(")) {
+                plans.add(JSON.readTree(message.substring(message.indexOf('{'))));
+            }
+        }
+        assertThat(plans).as("the statements run by " + function).isNotEmpty();
+        return plans;
     }
 
     /** The plan of the statement as PostgreSQL makes it for the values it was sent (a custom plan). */

@@ -6,6 +6,7 @@ import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.sql.SQLWarning;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -22,8 +23,11 @@ import org.springframework.jdbc.datasource.DelegatingDataSource;
  */
 public final class RecordedStatements {
 
-    /** A statement as executed: its SQL, with {@code ?} placeholders, and the values bound to them in order. */
-    public record Executed(String sql, List<Object> values) {
+    /**
+     * A statement as executed: its SQL, with {@code ?} placeholders, the values bound to them in order, and the
+     * messages the database sent with its answer (such as auto_explain's plans, when a test asks for them).
+     */
+    public record Executed(String sql, List<Object> values, List<String> messages) {
     }
 
     private final ConcurrentLinkedQueue<Executed> executed = new ConcurrentLinkedQueue<>();
@@ -70,7 +74,14 @@ public final class RecordedStatements {
             if (name.startsWith("set") && args != null && args.length >= 2 && args[0] instanceof Integer index) {
                 bound.put(index, name.equals("setNull") ? null : args[1]);
             } else if (name.startsWith("execute") && (args == null || args.length == 0) && recording) {
-                executed.add(new Executed(sql, new ArrayList<>(bound.values())));
+                List<Object> values = new ArrayList<>(bound.values());
+                Object result = invoke(statement, method, args);
+                List<String> messages = new ArrayList<>();
+                for (SQLWarning w = statement.getWarnings(); w != null; w = w.getNextWarning()) {
+                    messages.add(w.getMessage());
+                }
+                executed.add(new Executed(sql, values, messages));
+                return result;
             } else if (name.equals("clearParameters")) {
                 bound.clear();
             }
