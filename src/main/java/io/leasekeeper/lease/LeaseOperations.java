@@ -30,7 +30,6 @@ import org.springframework.transaction.support.TransactionTemplate;
 @Component
 public class LeaseOperations {
 
-    static final String SWEEPER = "system:sweeper";
     static final String ACQUIRE_EXPIRY = "system:acquire";
 
     private final LeaseStore store;
@@ -371,29 +370,6 @@ public class LeaseOperations {
     }
 
     /**
-     * Up to {@code limit} tenants with a due lease, in tenant order after {@code after} (null: from the first): the
-     * sweeper works one tenant at a time.
-     */
-    @Transactional(readOnly = true)
-    public List<String> dueTenants(String after, int limit) {
-        return store.dueTenants(after, limit);
-    }
-
-    /**
-     * One sweeper batch of one tenant: records the expiry of up to {@code batchSize} of its due leases whose keys
-     * no one else has locked, and notifies the waiters of those keys, one notification for the batch. Returns how
-     * many it expired.
-     */
-    @Transactional
-    public int expireDue(String tenant, int batchSize) {
-        LeaseStore.Sweep sweep = store.expireDue(tenant, batchSize, SWEEPER);
-        if (sweep.watchedKeys() != null) {
-            freed(sweep.watchedKeys());
-        }
-        return sweep.expired();
-    }
-
-    /**
      * A watch of a lease marks its key watched for {@code seconds} (its own short transaction): a transition
      * that frees the key then notifies. Returns the key's id; empty when the tenant has no such lease.
      */
@@ -405,15 +381,6 @@ public class LeaseOperations {
     /** Locks the key of a lease of this tenant, or answers that the tenant has no such lease. */
     private LeaseStore.KeyLock lockKeyOfLease(UUID leaseId, String tenant) {
         return store.lockKeyOfLease(leaseId, tenant).orElseThrow(() -> notFound(leaseId));
-    }
-
-    /**
-     * Deletes up to {@code batchSize} queue rows of waiting acquires that never answered (their instance
-     * stopped), a while after their wait ran out; returns how many.
-     */
-    @Transactional
-    public int deleteAbandonedWaiters(int batchSize) {
-        return store.deleteAbandonedWaiters(batchSize);
     }
 
     /** With the key locked and just freed by this transaction: hands it over to its queue, or says it is free. */

@@ -344,22 +344,6 @@ class LeaseStore {
             """;
 
     /**
-     * Rows whose request never answered (its instance stopped), a while after their wait ran out: the counts of
-     * the rows found and deleted. Housekeeping across tenants, as retention is: no request waits on it.
-     */
-    private static final String DELETE_ABANDONED_WAITERS = """
-            -- Across tenants: housekeeping of rows no request waits on.
-            WITH abandoned AS MATERIALIZED (
-                SELECT tenant, id FROM lease_waiter WHERE wait_until < lease_now() - interval '1 minute'
-                LIMIT :batchSize
-                FOR UPDATE
-            ), gone AS (
-                DELETE FROM lease_waiter w USING abandoned a WHERE w.tenant = a.tenant AND w.id = a.id RETURNING 1
-            )
-            SELECT (SELECT count(*) FROM abandoned) AS abandoned, (SELECT count(*) FROM gone) AS deleted
-            """;
-
-    /**
      * Ends an active lease of the tenant: released by its owner, if the token is its own (compare-and-delete),
      * or revoked by an admin, whoever holds it. A revoke starts the key's lock-delay, when the lease has one.
      */
@@ -419,91 +403,6 @@ class LeaseStore {
                    (SELECT count(*) FROM delayed) AS delays,
                    (SELECT count(*) FROM expired WHERE lock_delay_seconds > 0) AS delays_due,
                    (SELECT delayed_until FROM delayed WHERE delayed_until > lease_now()) AS delayed_until
-            """;
-
-    /**
-     * The tenants that have a due lease, in tenant order after {@code :after} (null: from the first), at most
-     * {@code :limit}: the sweeper's one statement across tenants, a read. It skips from tenant to tenant along
-     * lease_due (tenant, expires_at), one probe of the index for each tenant with active leases and one for
-     * whether its earliest expiry is due, so its cost follows the tenants with active leases, not the leases.
-     */
-    private static final String DUE_TENANTS = """
-            -- Across tenants: the sweeper's search for the tenants it sweeps, a read.
-            WITH RECURSIVE tenants AS (
-                (SELECT tenant FROM lease
-                 WHERE state = 'active' AND (CAST(:after AS text) IS NULL OR tenant > :after)
-                 ORDER BY tenant LIMIT 1)
-                UNION ALL
-                SELECT (SELECT l.tenant FROM lease l
-                        WHERE l.state = 'active' AND l.tenant > t.tenant
-                        ORDER BY l.tenant LIMIT 1)
-                FROM tenants t WHERE t.tenant IS NOT NULL
-            )
-            SELECT t.tenant FROM tenants t
-            WHERE t.tenant IS NOT NULL
-              AND EXISTS (SELECT 1 FROM lease l
-                          WHERE l.tenant = t.tenant AND l.state = 'active' AND l.expires_at <= lease_now())
-            LIMIT :limit
-            """;
-
-    /**
-     * One sweeper batch of one tenant, one statement. {@code due_keys} locks the keys whose active lease is due,
-     * skipping keys another transaction holds (an acquire, renew, release or another sweeper working on
-     * them); the limit applies after locking, so concurrent sweepers take disjoint batches. The UPDATE
-     * then expires only leases still active and due: a lease that a transaction committed since this
-     * statement's snapshot has changed (renewed, released, expired by an acquire) is re-read by
-     * PostgreSQL at its newest version and re-checked, so it is left alone. Each expired lease gets its
-     * EXPIRED event in the same statement, principal {@code system:sweeper}, and starts its key's
-     * lock-delay when it has one. Returns how many it expired and the ids of the keys among them that
-     * someone waits for, and for its post-state validation the counts of its events and lock-delays and the
-     * keys it locked and passed over ({@link #STILL_DUE}).
-     */
-    private static final String EXPIRE_DUE = """
-            WITH due_keys AS (
-                SELECT k.id
-                FROM lease l JOIN lease_key k ON k.tenant = :tenant AND k.id = l.key_id
-                WHERE l.tenant = :tenant AND l.state = 'active' AND l.expires_at <= lease_now()
-                ORDER BY l.expires_at
-                LIMIT :batchSize
-                FOR NO KEY UPDATE OF k SKIP LOCKED
-            ), expired AS (
-                UPDATE lease l SET state = 'expired', ended_at = l.expires_at, end_reason = 'expired'
-                FROM due_keys d
-                WHERE l.tenant = :tenant AND l.key_id = d.id AND l.state = 'active' AND l.expires_at <= lease_now()
-                RETURNING l.tenant, l.id, l.key_id, l.fencing_token, l.acquired_at, l.expires_at, l.lock_delay_seconds
-            ), delayed AS (
-                UPDATE lease_key k SET delayed_until = e.expires_at + make_interval(secs => e.lock_delay_seconds)
-                FROM expired e
-                WHERE k.tenant = :tenant AND k.id = e.key_id AND e.lock_delay_seconds > 0
-                RETURNING 1
-            ), events AS (
-                INSERT INTO lease_event (tenant, lease_id, lease_acquired_at, type, from_state, to_state,
-                                         fencing_token, at, principal, details)
-                SELECT tenant, id, acquired_at, 'EXPIRED', 'active', 'expired', fencing_token, lease_now(), :principal,
-                       jsonb_build_object('expiresAt', rfc3339(expires_at))
-                FROM expired
-                RETURNING 1
-            )
-            SELECT lease_now() AS now, (SELECT count(*) FROM expired) AS expired, (SELECT count(*) FROM events) AS events,
-                   (SELECT count(*) FROM delayed) AS delays,
-                   (SELECT count(*) FROM expired WHERE lock_delay_seconds > 0) AS delays_due,
-                   (SELECT string_agg(CAST(d.id AS text), ',') FROM due_keys d
-                    WHERE NOT EXISTS (SELECT 1 FROM expired e WHERE e.key_id = d.id)) AS passed_over,
-                   (SELECT string_agg(CAST(k.id AS text), ',')
-                    FROM expired e JOIN lease_key k ON k.tenant = :tenant AND k.id = e.key_id
-                    WHERE k.watched_until > lease_now()) AS watched_keys
-            """;
-
-    /**
-     * The sweeper batch's keys it locked but whose lease it did not expire (passed over): each must have been
-     * renewed, released, revoked or expired by a transaction that committed after the batch's snapshot was
-     * taken and before it locked the key. Read after the batch, in a new snapshot, with those keys still
-     * locked by it: a lease still active and due at the batch's time is one the batch should have expired.
-     */
-    private static final String STILL_DUE = """
-            SELECT id FROM lease
-            WHERE tenant = :tenant AND key_id = ANY (CAST(string_to_array(:keyIds, ',') AS bigint[]))
-              AND state = 'active' AND expires_at <= :at
             """;
 
     static final String CURRENT_OF_KEY = """
@@ -578,10 +477,6 @@ class LeaseStore {
 
     /** What recording an expiry did: whether it expired the lease, and the key's lock-delay if it runs. */
     record Expiry(boolean expired, Instant delayedUntil) {
-    }
-
-    /** One sweeper batch: how many leases it expired, and the watched keys among theirs (null: none). */
-    record Sweep(int expired, String watchedKeys) {
     }
 
     /** A lease as read at {@code now}, the database time of the statement that read it. */
@@ -798,15 +693,6 @@ class LeaseStore {
                 }).optional();
     }
 
-    /** Deletes up to {@code batchSize} rows of waiting acquires that never answered; returns how many. */
-    int deleteAbandonedWaiters(int batchSize) {
-        return jdbc.sql(DELETE_ABANDONED_WAITERS).param("batchSize", batchSize).query((rs, n) -> {
-            long deleted = rs.getLong("deleted");
-            requireWritten("DELETE_ABANDONED_WAITERS", "a sweeper batch", rs.getLong("abandoned"), deleted);
-            return Math.toIntExact(deleted);
-        }).single();
-    }
-
     private Map<String, Object> asked(AcquireCommand command, String leaseTraceId, Caller caller) {
         Map<String, Object> params = by(caller.subject(), caller);
         params.put("tenant", command.key().tenant());
@@ -862,34 +748,6 @@ class LeaseStore {
     ActiveCounts activeCounts() {
         return jdbc.sql(ACTIVE_COUNTS).query((rs, n) -> new ActiveCounts(rs.getLong("active"), rs.getLong("unswept"),
                 rs.getDouble("lag_seconds"))).single();
-    }
-
-    /** Up to {@code limit} tenants with a due lease, in tenant order after {@code after} (null: from the first). */
-    List<String> dueTenants(String after, int limit) {
-        return jdbc.sql(DUE_TENANTS).param("after", after).param("limit", limit).query(String.class).list();
-    }
-
-    /** Expires up to {@code batchSize} due leases of the tenant with their events. */
-    Sweep expireDue(String tenant, int batchSize, String principal) {
-        record Batch(Instant now, long expired, long events, long delays, long delaysDue, String passedOver,
-                     String watchedKeys) {
-        }
-        Batch batch = jdbc.sql(EXPIRE_DUE).param("tenant", tenant).param("batchSize", batchSize).param("principal", principal)
-                .query((rs, n) -> new Batch(instant(rs, "now"), rs.getLong("expired"), rs.getLong("events"),
-                        rs.getLong("delays"), rs.getLong("delays_due"), rs.getString("passed_over"),
-                        rs.getString("watched_keys")))
-                .single();
-        requireCounts("EXPIRE_DUE", "a sweeper batch", batch.expired(), batch.events(), batch.delays(),
-                batch.delaysDue());
-        if (batch.passedOver() != null) {
-            List<UUID> stillDue = jdbc.sql(STILL_DUE).param("tenant", tenant).param("keyIds", batch.passedOver())
-                    .param("at", batch.now().atOffset(java.time.ZoneOffset.UTC)).query(UUID.class).list();
-            if (!stillDue.isEmpty()) {
-                throw contradiction("EXPIRE_DUE", "leases " + stillDue, "the batch locked their keys and expired "
-                        + batch.expired() + " leases, but left these active and due");
-            }
-        }
-        return new Sweep(Math.toIntExact(batch.expired()), batch.watchedKeys());
     }
 
     Optional<AtTime> currentOfKey(LeaseKey key) {

@@ -1,5 +1,6 @@
 package io.leasekeeper.limits;
 
+import io.leasekeeper.web.FilterOrder;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.github.bucket4j.Bandwidth;
@@ -29,9 +30,6 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 @Configuration(proxyBeanMethods = false)
 class TenantRateLimit implements HandlerInterceptor, WebMvcConfigurer {
 
-    /** First of the limits: a refused request waits for nothing. */
-    static final int ORDER = 0;
-
     private final int perSecond;
     private final int burst;
     private final Cache<String, Bucket> buckets =
@@ -47,7 +45,7 @@ class TenantRateLimit implements HandlerInterceptor, WebMvcConfigurer {
     @Override
     public void addInterceptors(InterceptorRegistry registry) {
         if (perSecond > 0) {
-            registry.addInterceptor(this).addPathPatterns("/v1/**").order(ORDER);
+            registry.addInterceptor(this).addPathPatterns("/v1/**").order(FilterOrder.TENANT_RATE_LIMIT);
         }
     }
 

@@ -1,5 +1,6 @@
 package io.leasekeeper.limits;
 
+import io.leasekeeper.web.FilterOrder;
 import io.leasekeeper.config.LeasekeeperProperties;
 import io.leasekeeper.security.TenantAttribute;
 import io.leasekeeper.web.ApiException;
@@ -49,7 +50,7 @@ public class TenantTurns implements HandlerInterceptor, WebMvcConfigurer {
 
     @Override
     public void addInterceptors(InterceptorRegistry registry) {
-        registry.addInterceptor(this).addPathPatterns("/v1/**").order(TenantRateLimit.ORDER + 1);
+        registry.addInterceptor(this).addPathPatterns("/v1/**").order(FilterOrder.TENANT_TURNS);
     }
 
     /** Turns one tenant has at an instance. */

@@ -1,38 +1,32 @@
 package io.leasekeeper.metrics;
 
-import io.leasekeeper.config.LeasekeeperProperties;
 import io.leasekeeper.lease.ActiveCounts;
 import io.leasekeeper.lease.LeaseOperations;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.scheduling.annotation.SchedulingConfigurer;
-import org.springframework.scheduling.config.ScheduledTaskRegistrar;
 import org.springframework.stereotype.Component;
 
 /**
  * Gauges of the lease table, read from the database every {@code leasekeeper.metrics.gauge-refresh}
- * (10 s) and served from memory, so a scrape never queries the database. Every instance reads the same
+ * (10 s; config.PeriodicJobs) and served from memory, so a scrape never queries the database. Every instance reads the same
  * table: dashboards take {@code max}, not {@code sum}, across instances. Whether the last read reached
  * the database is a gauge too: it reports an outage even when no client is calling.
  */
 @Component
-public class LeaseGauges implements SchedulingConfigurer {
+public class LeaseGauges {
 
     private static final Logger log = LoggerFactory.getLogger(LeaseGauges.class);
 
     private final LeaseOperations operations;
-    private final Duration refreshEvery;
     private final AtomicReference<ActiveCounts> last = new AtomicReference<>(new ActiveCounts(0, 0, 0));
     /** NaN until the first read: neither up nor down. */
     private volatile double databaseUp = Double.NaN;
 
-    LeaseGauges(LeaseOperations operations, LeasekeeperProperties properties, MeterRegistry registry) {
+    LeaseGauges(LeaseOperations operations, MeterRegistry registry) {
         this.operations = operations;
-        this.refreshEvery = properties.metrics().gaugeRefresh();
         Gauge.builder("leasekeeper.leases.active", last, c -> c.get().active())
                 .description("Leases active and within their TTL").register(registry);
         Gauge.builder("leasekeeper.leases.unswept", last, c -> c.get().unswept())
@@ -43,11 +37,6 @@ public class LeaseGauges implements SchedulingConfigurer {
         Gauge.builder("leasekeeper.database.up", this, g -> g.databaseUp)
                 .description("1 when the last gauge refresh read the database, 0 when it failed")
                 .register(registry);
-    }
-
-    @Override
-    public void configureTasks(ScheduledTaskRegistrar registrar) {
-        registrar.addFixedDelayTask(this::refresh, refreshEvery);
     }
 
     public void refresh() {

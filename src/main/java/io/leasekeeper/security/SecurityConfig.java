@@ -1,5 +1,6 @@
 package io.leasekeeper.security;
 
+import io.leasekeeper.web.FilterOrder;
 import io.leasekeeper.config.LeasekeeperProperties;
 import io.leasekeeper.idempotency.IdempotencyKeys;
 import io.leasekeeper.web.BodyLimit;
@@ -16,7 +17,6 @@ import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.MethodParameter;
-import org.springframework.core.Ordered;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.MediaType;
 import org.springframework.security.config.annotation.web.builders.HttpSecurity;
@@ -107,30 +107,25 @@ class SecurityConfig implements WebMvcConfigurer {
                 "The request URL is not acceptable.");
     }
 
-    /** Before Spring MVC's observation filter (HIGHEST_PRECEDENCE + 1), which reads the caller's traceparent. */
+    /** The filters' order: {@link FilterOrder}. */
     @Bean
     FilterRegistrationBean<TraceparentGuard> traceparentGuard() {
         FilterRegistrationBean<TraceparentGuard> registration = new FilterRegistrationBean<>(new TraceparentGuard());
-        registration.setOrder(Ordered.HIGHEST_PRECEDENCE);
+        registration.setOrder(FilterOrder.TRACEPARENT_GUARD);
         return registration;
     }
 
-    /**
-     * Trace ids right inside Spring MVC's observation filter (HIGHEST_PRECEDENCE + 1), which starts the
-     * request's span, and before anything else runs, security included.
-     */
     @Bean
     FilterRegistrationBean<TraceIds> traceIds(Tracer tracer) {
         FilterRegistrationBean<TraceIds> registration = new FilterRegistrationBean<>(new TraceIds(tracer));
-        registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 2);
+        registration.setOrder(FilterOrder.TRACE_IDS);
         return registration;
     }
 
-    /** Body size limit right after the trace id, before security or parsing spends anything on the body. */
     @Bean
     FilterRegistrationBean<BodyLimit> bodyLimit(JsonMapper json) {
         FilterRegistrationBean<BodyLimit> registration = new FilterRegistrationBean<>(new BodyLimit(json));
-        registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 4); // inside the operation metrics (+3)
+        registration.setOrder(FilterOrder.BODY_LIMIT);
         return registration;
     }
 

@@ -3,7 +3,6 @@ package io.leasekeeper.sweeper;
 import io.leasekeeper.config.Housekeeping;
 import io.leasekeeper.config.LeasekeeperProperties;
 import io.leasekeeper.lease.Expirations;
-import io.leasekeeper.lease.LeaseOperations;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -34,7 +33,7 @@ public class LeaseSweeper {
     /** The due tenants read at once. */
     private static final int TENANTS_PER_READ = 100;
 
-    private final LeaseOperations operations;
+    private final SweeperStore store;
     private final int batchSize;
     private final int workers;
     private final Counter expired;
@@ -42,8 +41,8 @@ public class LeaseSweeper {
     /** The tenant after which the next run starts (null: from the first). */
     private volatile String resumeAfter;
 
-    LeaseSweeper(LeaseOperations operations, LeasekeeperProperties properties, MeterRegistry registry) {
-        this.operations = operations;
+    LeaseSweeper(SweeperStore store, LeasekeeperProperties properties, MeterRegistry registry) {
+        this.store = store;
         this.batchSize = properties.sweeper().batchSize();
         this.workers = properties.sweeper().workers();
         this.expired = Expirations.counter(registry, "sweeper");
@@ -57,12 +56,12 @@ public class LeaseSweeper {
     }
 
     /**
-     * One batch of one tenant, one transaction: returns how many leases it expired (counted once it has
-     * committed).
+     * One batch of one tenant, one call (lease_expire_due): returns how many leases it expired (counted once it
+     * has committed).
      */
     public int sweepOnce(String tenant) {
         long start = System.nanoTime();
-        int count = operations.expireDue(tenant, batchSize);
+        int count = store.expireDue(tenant, batchSize);
         batches.record(Duration.ofNanos(System.nanoTime() - start));
         expired.increment(count);
         return count;
@@ -96,7 +95,7 @@ public class LeaseSweeper {
 
     private void sweepTenantsAfter(String after, Run run) {
         while (run.batchesLeft > 0) {
-            List<String> tenants = operations.dueTenants(after, TENANTS_PER_READ);
+            List<String> tenants = store.dueTenants(after, TENANTS_PER_READ);
             for (String tenant : tenants) {
                 if (run.batchesLeft == 0) {
                     return;
@@ -128,7 +127,7 @@ public class LeaseSweeper {
      * their wait ran out; returns how many.
      */
     public int deleteAbandonedWaiters() {
-        return Housekeeping.drain(batchSize, MAX_BATCHES_PER_RUN, () -> operations.deleteAbandonedWaiters(batchSize));
+        return Housekeeping.drain(batchSize, MAX_BATCHES_PER_RUN, () -> store.deleteAbandonedWaiters(batchSize));
     }
 
     private int drainTogether(String tenant, int batchesEach) {

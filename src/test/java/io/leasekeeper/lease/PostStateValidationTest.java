@@ -27,6 +27,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.dao.DataAccessException;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.test.context.TestPropertySource;
 import tools.jackson.databind.JsonNode;
@@ -231,7 +232,7 @@ class PostStateValidationTest extends IntegrationTest {
                 for (int i = 0; i < 100; i++) {
                     sweep.run();
                 }
-            }).isInstanceOf(IllegalStateException.class).hasMessageContaining("LeaseStore.EXPIRE_DUE")
+            }).isInstanceOf(DataAccessException.class).hasMessageContaining("lease_expire_due on tenant")
                     .hasMessageContaining(leaseId);
             return null;
         });
@@ -560,7 +561,7 @@ class PostStateValidationTest extends IntegrationTest {
 
         whileSkipped("lease_waiter", "DELETE", ofTenant("OLD"), () -> {
             assertThatThrownBy(sweeper::deleteAbandonedWaiters).isInstanceOf(IllegalStateException.class)
-                    .hasMessageContaining("LeaseStore.DELETE_ABANDONED_WAITERS");
+                    .hasMessageContaining("SweeperStore.DELETE_ABANDONED_WAITERS");
             return null;
         });
 

@@ -58,7 +58,7 @@ class RetentionTest extends IntegrationTest {
     }
 
     @Autowired
-    RetentionSchedule retention;
+    AuditRetention retention;
 
     @Autowired
     EventPartitions partitions;

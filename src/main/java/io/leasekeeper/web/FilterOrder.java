@@ -1,0 +1,34 @@
+package io.leasekeeper.web;
+
+import org.springframework.boot.security.autoconfigure.web.servlet.SecurityFilterProperties;
+import org.springframework.core.Ordered;
+
+/**
+ * The order of everything that runs on a request before its controller, declared in this one place: the servlet
+ * filters first (lowest order first), then Spring Security's chain, then Spring MVC's interceptors.
+ */
+public final class FilterOrder {
+
+    /** Refuses a malformed traceparent before Spring MVC's observation filter reads it. */
+    public static final int TRACEPARENT_GUARD = Ordered.HIGHEST_PRECEDENCE;
+    /** Spring Boot's own: its observation filter, which starts the request's span (not registered here). */
+    public static final int HTTP_OBSERVATION = Ordered.HIGHEST_PRECEDENCE + 1;
+    /** The request's trace id, right inside the span and before anything else, security included. */
+    public static final int TRACE_IDS = HTTP_OBSERVATION + 1;
+    /** Times every lease operation, so that every answer is timed: security's and the body limit's too. */
+    public static final int OPERATION_METRICS = TRACE_IDS + 1;
+    /** The body size limit, inside the timing and before security or parsing spends anything on the body. */
+    public static final int BODY_LIMIT = OPERATION_METRICS + 1;
+    /** Spring Boot's own: Spring Security's chain, which authenticates and sets the tenant (not registered here). */
+    public static final int SECURITY = SecurityFilterProperties.DEFAULT_FILTER_ORDER;
+
+    /**
+     * After the chain, the interceptors: a tenant's request rate first (a refused request waits for nothing), then
+     * its turn among its own requests.
+     */
+    public static final int TENANT_RATE_LIMIT = 0;
+    public static final int TENANT_TURNS = TENANT_RATE_LIMIT + 1;
+
+    private FilterOrder() {
+    }
+}
