@@ -64,6 +64,9 @@ class MetricsTest extends IntegrationTest {
         // What Spring Boot provides beside them: the pool and the HTTP server.
         assertThat(after.matching("hikaricp_connections_active")).isNotEmpty();
         assertThat(after.matching("http_server_requests_seconds_count")).isNotEmpty();
+        // What the request path no longer spends CPU on (application.yml, management.observations): Spring
+        // Security's observations of its filter chain.
+        assertThat(after.names()).noneMatch(name -> name.startsWith("spring_security_"));
     }
 
     @Test

@@ -51,6 +51,11 @@ public final class Scrape {
         return matching(name, labelPairs).stream().mapToDouble(Series::value).sum();
     }
 
+    /** The names of every series, sorted. */
+    public java.util.SortedSet<String> names() {
+        return new java.util.TreeSet<>(series.stream().map(Series::name).toList());
+    }
+
     public List<Series> matching(String name, String... labelPairs) {
         return series.stream().filter(s -> s.name().equals(name)).filter(s -> {
             for (int i = 0; i < labelPairs.length; i += 2) {
