@@ -11,7 +11,6 @@ import io.leasekeeper.web.ErrorCode;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Instant;
-import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import org.springframework.stereotype.Component;
@@ -21,11 +20,13 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
- * Every lease transition, one transaction each. The rule that makes them safe together: a transaction
- * first locks the key's row, then runs one statement that reads the lease and PostgreSQL's clock, makes
- * the transition if it is allowed and writes its audit event. Acquire, renew, release, revoke and the
- * sweeper of one key are thus serialized, and each decides on rows no one else can change until it
- * commits. When the statement changed nothing, the lease as it was tells which refusal to answer.
+ * Every lease transition, each atomic on its own. The rule that makes them safe together: a transition first
+ * locks the key's row, then reads the lease and PostgreSQL's clock, makes the transition if it is allowed and
+ * writes its audit event. Acquire, renew, release, revoke and the sweeper of one key are thus serialized, and
+ * each decides on rows no one else can change until it commits. When a transition changed nothing, the lease as
+ * it was tells which refusal to answer. The 1.0 acquire, the renew and the release are one call each (a
+ * function of the database, in autocommit); what a function leaves to the service (a key someone waits for or
+ * watches, an unswept expiry, revoke) runs on the locking path: one transaction of several statements.
  */
 @Component
 public class LeaseOperations {
@@ -90,12 +91,12 @@ public class LeaseOperations {
         LeaseStore.Acquired acquired = store.acquire(command, leaseTraceId(command, caller), caller);
         LeaseStore.Call call = acquired.call();
         return switch (call.outcome()) {
-            case "granted" -> new AcquireResult.Granted(call.lease(), call.now());
-            case "held" -> new AcquireResult.Held(acquired.keyId(), call.lease().owner(), call.lease().holder(),
+            case GRANTED -> new AcquireResult.Granted(call.lease(), call.now());
+            case HELD -> new AcquireResult.Held(acquired.keyId(), call.lease().owner(), call.lease().holder(),
                     call.lease().expiresAt(), call.lease().remainingMillisAt(call.now()));
-            case "delayed" -> delayed(acquired.keyId(), acquired.delayedUntil(), call.now());
-            case "locked_path" -> null;
-            default -> throw unknownOutcome("lease_acquire", call.outcome());
+            case DELAYED -> delayed(acquired.keyId(), acquired.delayedUntil(), call.now());
+            case LOCKED_PATH -> null;
+            default -> throw call.unexpected("lease_acquire");
         };
     }
 
@@ -298,13 +299,13 @@ public class LeaseOperations {
                 .orElseThrow(() -> notFound(leaseId));
         LeaseStore.Call renew = renewal.call();
         switch (renew.outcome()) {
-            case "renewed" -> heartbeats.record(renewal.beat());
-            case "unchanged" -> {
+            case RENEWED -> heartbeats.record(renewal.beat());
+            case UNCHANGED -> {
                 requireOwnerAndToken(renew.lease(), fencingToken, caller);
                 requireActive(renew.lease(), renew.now());
                 throw changedUnderLock("lease_renew", leaseId);
             }
-            default -> throw unknownOutcome("lease_renew", renew.outcome());
+            default -> throw renew.unexpected("lease_renew");
         }
         return LeaseView.of(renew.lease(), renew.now());
     }
@@ -317,10 +318,10 @@ public class LeaseOperations {
         LeaseStore.Call release = store.releaseInOneCall(leaseId, fencingToken, caller)
                 .orElseThrow(() -> notFound(leaseId));
         return switch (release.outcome()) {
-            case "released" -> LeaseView.of(release.lease(), release.now());
-            case "unchanged" -> unreleased(release.lease(), release.now(), fencingToken, caller);
-            case "locked_path" -> transaction.execute(tx -> releaseLocked(leaseId, fencingToken, caller));
-            default -> throw unknownOutcome("lease_release", release.outcome());
+            case RELEASED -> LeaseView.of(release.lease(), release.now());
+            case UNCHANGED -> unreleased(release.lease(), release.now(), fencingToken, caller);
+            case LOCKED_PATH -> transaction.execute(tx -> releaseLocked(leaseId, fencingToken, caller));
+            default -> throw release.unexpected("lease_release");
         };
     }
 
@@ -443,10 +444,5 @@ public class LeaseOperations {
     private static IllegalStateException changedUnderLock(String statement, UUID leaseId) {
         return LeaseStore.contradiction(statement, "lease " + leaseId,
                 "it changed no row, though the lease allowed the change and its key was locked");
-    }
-
-    /** A function answered an outcome this service does not know: a schema newer than the code, never ignored. */
-    private static IllegalStateException unknownOutcome(String function, String outcome) {
-        return new IllegalStateException(function + " answered the unknown outcome " + outcome);
     }
 }

@@ -22,9 +22,10 @@ import tools.jackson.core.type.TypeReference;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * All SQL of the lease feature, and nothing else. Time is always PostgreSQL's ({@code lease_now()});
- * statements that decide on expiry run after the key's row lock is held. The statements that change a
- * lease also write its audit event, so that a transition is one round trip.
+ * All SQL of the lease feature, and nothing else. Time is always PostgreSQL's, read after the key's row lock is
+ * held. The 1.0 acquire, the renew and the release are functions of the database (V11), called here in one round
+ * trip; the locking path's statements are below, each named, and each that changes a lease also writes its audit
+ * event in the same statement.
  */
 @Component
 class LeaseStore {
@@ -155,9 +156,6 @@ class LeaseStore {
                                         CAST(:leaseTraceId AS text), CAST(:metadata AS jsonb), CAST(:requestId AS text),
                                         CAST(:traceId AS text))
             """;
-
-    /** The outcome of a renew or release of a lease the tenant does not have. */
-    private static final String NOT_FOUND = "not_found";
 
     private static final String RENEW_CALL = """
             SELECT * FROM lease_renew(:tenant, :leaseId, :principal, :fencingToken, CAST(:ttl AS integer),
@@ -563,8 +561,22 @@ class LeaseStore {
         return jdbc.sql(BY_ID).param("leaseId", leaseId).param("tenant", tenant).query(this::atTime).optional();
     }
 
+    /** The outcomes the functions of one call answer (V11), by their names there in lower case. */
+    enum Outcome {
+        GRANTED, HELD, DELAYED, RENEWED, RELEASED, UNCHANGED, LOCKED_PATH, NOT_FOUND;
+
+        static Outcome of(String name) {
+            return valueOf(name.toUpperCase(java.util.Locale.ROOT)); // an unknown name fails: never ignored
+        }
+    }
+
     /** What a transition of one call answered: its outcome, and the lease (null: none) at {@code now}. */
-    record Call(String outcome, Instant now, Lease lease) {
+    record Call(Outcome outcome, Instant now, Lease lease) {
+
+        /** This outcome, from a function that never answers it. */
+        IllegalStateException unexpected(String function) {
+            return new IllegalStateException(function + " answered " + outcome + ", which it never answers");
+        }
     }
 
     /** A 1.0 acquire's one call, and the key's id and lock-delay (when it runs) with it. */
@@ -583,17 +595,17 @@ class LeaseStore {
         return jdbc.sql(RENEW_CALL).params(onLease(leaseId, caller)).param("fencingToken", fencingToken)
                 .param("ttl", ttlSeconds)
                 .query((rs, n) -> new Renewal(call(rs, n), rs.getDouble("beat"))).optional()
-                .filter(renewal -> !renewal.call().outcome().equals(NOT_FOUND));
+                .filter(renewal -> renewal.call().outcome() != Outcome.NOT_FOUND);
     }
 
     /** A release's one call: 'released', 'unchanged' or 'locked_path'; empty when the tenant has no such lease. */
     Optional<Call> releaseInOneCall(UUID leaseId, long fencingToken, Caller caller) {
         return jdbc.sql(RELEASE_CALL).params(onLease(leaseId, caller)).param("fencingToken", fencingToken)
-                .query(this::call).optional().filter(call -> !call.outcome().equals(NOT_FOUND));
+                .query(this::call).optional().filter(call -> call.outcome() != Outcome.NOT_FOUND);
     }
 
     private Call call(ResultSet rs, int row) throws SQLException {
-        return new Call(rs.getString("outcome"), instant(rs, "now"),
+        return new Call(Outcome.of(rs.getString("outcome")), instant(rs, "now"),
                 rs.getObject("id") == null ? null : lease(rs, row));
     }
 
