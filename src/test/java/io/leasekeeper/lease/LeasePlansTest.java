@@ -2,6 +2,7 @@ package io.leasekeeper.lease;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.leasekeeper.support.AutoExplain;
 import io.leasekeeper.support.TestDatabase;
 import java.sql.SQLWarning;
 import java.util.ArrayList;
@@ -99,7 +100,7 @@ class LeasePlansTest {
                     "lease_renew", "lease_renew('bench', " + lease + ", 'alice', " + token + ", NULL, 'r', 't')",
                     "lease_release", "lease_release('bench', " + lease + ", 'alice', " + token + ", 'r', 't')");
             calls.forEach((name, call) -> {
-                List<String> plans = nestedPlans(connection, "SELECT outcome FROM " + call);
+                List<String> plans = AutoExplain.nestedPlans(messages(connection, "SELECT outcome FROM " + call), name);
                 assertThat(plans).as(name).hasSizeGreaterThanOrEqualTo(2).allSatisfy(plan -> assertThat(plan)
                         .doesNotContain("\"Index Name\": \"lease_due\"")
                         .doesNotContain("\"Index Name\": \"lease_one_active_per_key\"")
@@ -121,30 +122,21 @@ class LeasePlansTest {
         return String.join("\n", statement.query(String.class).list());
     }
 
-    /**
-     * The plans of the statements a function runs, as auto_explain reports them to the client; the call is rolled
-     * back.
-     */
-    private static List<String> nestedPlans(SingleConnectionDataSource connection, String call) {
-        List<String> plans = new ArrayList<>();
+    /** The messages of a call run with auto_explain's settings, rolled back with them. */
+    private static List<String> messages(SingleConnectionDataSource connection, String call) {
+        List<String> messages = new ArrayList<>();
         try (var statement = connection.getConnection().createStatement()) {
             statement.execute("BEGIN");
-            statement.execute("LOAD 'auto_explain'");
-            statement.execute("SET LOCAL auto_explain.log_min_duration = 0");
-            statement.execute("SET LOCAL auto_explain.log_nested_statements = on");
-            statement.execute("SET LOCAL auto_explain.log_format = json");
-            statement.execute("SET LOCAL client_min_messages = log");
+            statement.execute(AutoExplain.SESSION);
             statement.clearWarnings();
             statement.execute(call);
             for (SQLWarning w = statement.getWarnings(); w != null; w = w.getNextWarning()) {
-                if (w.getMessage().contains("\"Plan\"") && !w.getMessage().contains(call)) {
-                    plans.add(w.getMessage());
-                }
+                messages.add(w.getMessage());
             }
             statement.execute("ROLLBACK");
         } catch (java.sql.SQLException e) {
             throw new IllegalStateException(e);
         }
-        return plans;
+        return messages;
     }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.leasekeeper.support.Api;
+import io.leasekeeper.support.AutoExplain;
 import io.leasekeeper.support.IntegrationTest;
 import io.leasekeeper.support.RecordedStatements;
 import io.leasekeeper.support.TestDatabase;
@@ -51,9 +52,7 @@ import tools.jackson.databind.json.JsonMapper;
 @EnabledIfSystemProperty(named = "leasekeeper.test.schema", matches = TestDatabase.PARTITIONED_BY_TENANT)
 @Import(TenantPartitionsTest.Recording.class)
 // The service's sessions send the plan of every statement they run with its answer, those inside its functions too.
-@TestPropertySource(properties = "spring.datasource.hikari.data-source-properties.options=-c statement_timeout=5s"
-        + " -c lock_timeout=2s -c session_preload_libraries=auto_explain -c auto_explain.log_min_duration=0"
-        + " -c auto_explain.log_nested_statements=on -c auto_explain.log_format=json -c client_min_messages=log")
+@TestPropertySource(properties = "spring.datasource.hikari.connection-init-sql=" + AutoExplain.SESSION)
 class TenantPartitionsTest extends IntegrationTest {
 
     private static final RecordedStatements RECORDED = new RecordedStatements();
@@ -244,11 +243,7 @@ class TenantPartitionsTest extends IntegrationTest {
      */
     private static JsonNode nestedPlans(RecordedStatements.Executed call, String function) {
         var plans = JSON.createArrayNode();
-        for (String message : call.messages()) {
-            if (message.contains("\"Plan\"") && !message.contains(function + "(")) {
-                plans.add(JSON.readTree(message.substring(message.indexOf('{'))));
-            }
-        }
+        AutoExplain.nestedPlans(call.messages(), function).forEach(plan -> plans.add(JSON.readTree(plan)));
         assertThat(plans).as("the statements run by " + function).isNotEmpty();
         return plans;
     }
