@@ -222,8 +222,8 @@ public class LeaseOperations {
             }
         }
         String traceId = leaseTraceId(command, caller);
-        LeaseStore.Transition acquire = store.acquireIfFree(key.id(), command, traceId, caller);
-        if (!acquire.changed()) {
+        LeaseStore.Call acquire = store.acquireIfFree(key.id(), command, traceId, caller);
+        if (acquire.outcome() == LeaseStore.Outcome.UNCHANGED) {
             Lease active = acquire.lease();
             Instant now = acquire.now();
             if (active.activeAt(now)) {
@@ -250,9 +250,12 @@ public class LeaseOperations {
                 }
             }
             acquire = store.acquireIfFree(key.id(), command, traceId, caller);
-            if (!acquire.changed()) {
-                throw changedUnderLock("ACQUIRE_IF_FREE", acquire.lease().id());
+            if (acquire.outcome() == LeaseStore.Outcome.UNCHANGED) {
+                throw changedUnderLock("lease_acquire_locked", acquire.lease().id());
             }
+        }
+        if (acquire.outcome() != LeaseStore.Outcome.GRANTED) {
+            throw acquire.unexpected("lease_acquire_locked");
         }
         quota.afterGrant(caller.tenant()); // refused: the grant rolls back with the transaction
         return new AcquireResult.Granted(acquire.lease(), acquire.now());

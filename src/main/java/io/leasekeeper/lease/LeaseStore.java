@@ -185,55 +185,61 @@ class LeaseStore {
      */
 
     /**
-     * Grants the key if it has no active row: the lease, with the next fencing token, and its ACQUIRED
-     * event. Unchanged: the key's active row, possibly past its expiry (not yet recorded by the sweeper).
+     * With the key locked, its lock-delay and its queue seen to: 'granted' (lease_grant, V13), or 'unchanged' with
+     * the key's active lease as it is, which may be past its expiry (not yet recorded by the sweeper).
      */
-    static final String ACQUIRE_IF_FREE = grant("""
-            SELECT CAST(:keyId AS bigint) AS key_id, CAST(:tenant AS text) AS tenant, CAST(:principal AS text) AS owner,
-                   CAST(:holder AS text) AS holder, CAST(:ttl AS integer) AS ttl_seconds,
-                   CAST(:maxLifetime AS integer) AS max_lifetime_seconds, CAST(:lockDelay AS integer) AS lock_delay_seconds,
-                   CAST(:jobId AS text) AS job_id, CAST(:leaseTraceId AS text) AS trace_id,
-                   CAST(:metadata AS jsonb) AS metadata, CAST(:requestId AS text) AS request_id,
-                   CAST(:traceId AS text) AS request_trace_id
-            """) + changedOr("granted", "active", "(SELECT count(*) FROM event) AS events, 0 AS delays, 0 AS delays_due");
+    static final String ACQUIRE_IF_FREE = """
+            SELECT * FROM lease_acquire_locked(:tenant, :keyId, :principal, :holder, :ttl, :maxLifetime, :lockDelay,
+                                               CAST(:jobId AS text), CAST(:leaseTraceId AS text), CAST(:metadata AS jsonb),
+                                               CAST(:requestId AS text), CAST(:traceId AS text))
+            """;
 
     /**
-     * The hand-over: with the key locked and free (no active row, no lock-delay), grants it to the first row
-     * of its queue whose wait has not run out, as that request asked, and notes the lease in the row; with
-     * {@code :notify}, tells every instance at commit (payload {@code keyId>waiterId}, {@link FreedKeys}).
-     * Returns the row's id and the lease, or no row when no one waits. A retry takes over its first request's
-     * row (a new id, its place kept) without the key's lock: so the row is locked before the grant (a row
-     * deleted meanwhile is not granted), and found again by its position, which a takeover keeps. By its id as
-     * first read, a row taken over meanwhile was updated by nothing, and the lease granted was no one's.
-     * Always one row: the counts of the queue row found, of the key's active rows, of the leases granted, of
-     * the queue rows updated and of the events written, then the grant (null when there was none), so that a
-     * hand-over that should have granted and did not fails instead of reading as "no one waits".
+     * The hand-over: with the key locked and free (no active row, no lock-delay), grants it (lease_grant, V13) to
+     * the first row of its queue whose wait has not run out, as that request asked, and notes the lease in the
+     * row; with {@code :notify}, tells every instance at commit (payload {@code keyId>waiterId}, {@link FreedKeys}).
+     * A retry takes over its first request's row (a new id, its place kept) without the key's lock: so the row is
+     * locked before the grant (a row deleted meanwhile is not granted), and found again by its position, which a
+     * takeover keeps. By its id as first read, a row taken over meanwhile was updated by nothing, and the lease
+     * granted was no one's. Always one row: the counts of the queue rows found, of the free keys (0: its newest
+     * lease is active) and of the queue rows updated, then the row's id and the grant (null when there was none),
+     * so that a hand-over that should have granted and did not fails instead of reading as "no one waits".
      */
-    private static final String HAND_OVER = grant("""
-            SELECT * FROM lease_waiter
-            WHERE tenant = :tenant AND key_id = :keyId AND lease_id IS NULL AND wait_until > lease_now()
-            ORDER BY position
-            LIMIT 1
-            FOR UPDATE
-            """) + """
-            , handed AS (
+    private static final String HAND_OVER = """
+            WITH waiter AS MATERIALIZED (
+                SELECT * FROM lease_waiter
+                WHERE tenant = :tenant AND key_id = :keyId AND lease_id IS NULL AND wait_until > lease_now()
+                ORDER BY position
+                LIMIT 1
+                FOR UPDATE
+            ), free AS MATERIALIZED (
+                SELECT k FROM lease_key k
+                WHERE k.tenant = :tenant AND k.id = :keyId
+                  AND NOT EXISTS (SELECT 1 FROM (SELECT state FROM lease WHERE tenant = :tenant AND key_id = :keyId
+                                                 ORDER BY fencing_token DESC LIMIT 1) AS newest
+                                  WHERE newest.state = 'active')
+            ), granted AS MATERIALIZED (
+                SELECT w.position, g.*
+                FROM waiter w CROSS JOIN free f
+                CROSS JOIN LATERAL lease_grant(f.k, lease_now(), w.owner, w.holder, w.ttl_seconds,
+                                               w.max_lifetime_seconds, w.lock_delay_seconds, w.job_id, w.trace_id,
+                                               w.metadata, w.request_id, w.request_trace_id) AS g
+            ), handed AS (
                 UPDATE lease_waiter w SET lease_id = g.id
-                FROM granted g, request r
-                WHERE w.tenant = :tenant AND w.key_id = r.key_id AND w.position = r.position
-                RETURNING w.id AS waiter_id, g.id AS lease_id
+                FROM granted g
+                WHERE w.tenant = :tenant AND w.key_id = :keyId AND w.position = g.position
+                RETURNING w.id AS waiter_id
             ), notified AS (
                 SELECT pg_notify('%s', CAST(:keyId AS text) || '>' || CAST(waiter_id AS text))
                 FROM handed WHERE :notify
             )
-            SELECT c.*, h.*
-            FROM (SELECT (SELECT count(*) FROM request) AS requested, (SELECT count(*) FROM active) AS held,
-                         (SELECT count(*) FROM granted) AS grants, (SELECT count(*) FROM handed) AS handed_rows,
-                         (SELECT count(*) FROM event) AS events) AS c
-            LEFT JOIN (SELECT h.waiter_id, clock.now, (SELECT count(*) FROM notified) AS notified, %s
-                       FROM handed h JOIN granted l ON l.id = h.lease_id
-                       JOIN lease_key k ON k.tenant = :tenant AND k.id = l.key_id
-                       CROSS JOIN clock) AS h ON true
-            """.formatted(FreedKeys.CHANNEL, COLUMNS);
+            SELECT (SELECT count(*) FROM waiter) AS requested, (SELECT count(*) FROM free) AS free,
+                   (SELECT count(*) FROM handed) AS handed_rows, (SELECT count(*) FROM notified) AS notified,
+                   h.waiter_id, g.*
+            FROM (SELECT) AS one
+            LEFT JOIN granted g ON true
+            LEFT JOIN handed h ON true
+            """.formatted(FreedKeys.CHANNEL);
 
     /**
      * A waiting acquire's row in its key's queue, written once, when a try first finds the key busy; the
@@ -344,6 +350,8 @@ class LeaseStore {
     /**
      * Ends an active lease of the tenant: released by its owner, if the token is its own (compare-and-delete),
      * or revoked by an admin, whoever holds it. A revoke starts the key's lock-delay, when the lease has one.
+     * Returns the lease as it is now, or when nothing changed as it was, which tells the caller why; with the
+     * time of the decision and the counts of what it wrote besides the lease, for {@link #requireTransition}.
      */
     static final String END = """
             WITH clock AS (SELECT lease_now() AS now),
@@ -369,9 +377,14 @@ class LeaseStore {
                 FROM ended
                 RETURNING 1
             )
-            """ + changedOr("ended", "found", """
-                    (SELECT count(*) FROM event) AS events, (SELECT count(*) FROM delayed) AS delays,
-                    (SELECT count(*) FROM ended WHERE state = 'revoked' AND lock_delay_seconds > 0) AS delays_due""");
+            SELECT clock.now, l.changed, (SELECT count(*) FROM event) AS events, (SELECT count(*) FROM delayed) AS delays,
+                   (SELECT count(*) FROM ended WHERE state = 'revoked' AND lock_delay_seconds > 0) AS delays_due, %s
+            FROM (SELECT true AS changed, * FROM ended
+                  UNION ALL
+                  SELECT false, * FROM found WHERE NOT EXISTS (SELECT 1 FROM ended)) AS l
+            JOIN lease_key k ON k.tenant = :tenant AND k.id = l.key_id
+            CROSS JOIN clock
+            """.formatted(COLUMNS);
 
     /**
      * Records the expiry of a lease whose TTL has passed, as of its expiry instant, with its EXPIRED
@@ -561,7 +574,7 @@ class LeaseStore {
         return jdbc.sql(BY_ID).param("leaseId", leaseId).param("tenant", tenant).query(this::atTime).optional();
     }
 
-    /** The outcomes the functions of one call answer (V11), by their names there in lower case. */
+    /** The outcomes the functions answer (V11, V13), by their names there in lower case. */
     enum Outcome {
         GRANTED, HELD, DELAYED, RENEWED, RELEASED, UNCHANGED, LOCKED_PATH, NOT_FOUND;
 
@@ -609,13 +622,10 @@ class LeaseStore {
                 rs.getObject("id") == null ? null : lease(rs, row));
     }
 
-    /** With the key locked: the granted lease, or unchanged the key's active row. */
-    Transition acquireIfFree(long keyId, AcquireCommand command, String leaseTraceId, Caller caller) {
-        Written grant = jdbc.sql(ACQUIRE_IF_FREE).params(asked(command, leaseTraceId, caller)).param("keyId", keyId)
-                .query(this::written).optional()
-                .orElseThrow(() -> contradiction("ACQUIRE_IF_FREE", "key " + keyId,
-                        "it granted no lease and found no active one"));
-        return requireTransition("ACQUIRE_IF_FREE", "key " + keyId, grant);
+    /** With the key locked: 'granted', or 'unchanged' with the key's active lease, maybe past its expiry. */
+    Call acquireIfFree(long keyId, AcquireCommand command, String leaseTraceId, Caller caller) {
+        return jdbc.sql(ACQUIRE_IF_FREE).params(asked(command, leaseTraceId, caller)).param("keyId", keyId)
+                .query(this::call).single();
     }
 
     /**
@@ -624,16 +634,13 @@ class LeaseStore {
      */
     Optional<HandOver> handOver(String tenant, long keyId, boolean notify) {
         return jdbc.sql(HAND_OVER).param("tenant", tenant).param("keyId", keyId).param("notify", notify).query((rs, n) -> {
-            long requested = rs.getLong("requested");
-            if (requested == 0 || rs.getLong("held") > 0) {
+            if (rs.getLong("requested") == 0 || rs.getLong("free") == 0) {
                 return Optional.<HandOver>empty(); // no one waits, or the key is not free: nothing to hand over
             }
-            long grants = rs.getLong("grants");
             long handed = rs.getLong("handed_rows");
-            long events = rs.getLong("events");
-            if (grants != 1 || handed != 1 || events != 1 || rs.getObject("waiter_id") == null) {
-                throw contradiction("HAND_OVER", "key " + keyId, "a row waits and the key is free, but it granted "
-                        + grants + " leases, handed " + handed + " rows and wrote " + events + " events");
+            if (handed != 1 || rs.getObject("waiter_id") == null) {
+                throw contradiction("HAND_OVER", "key " + keyId, "a row waits and the key is free, but it handed "
+                        + handed + " rows");
             }
             return Optional.of(new HandOver(rs.getObject("waiter_id", UUID.class), atTime(rs, n)));
         }).single();
@@ -781,57 +788,6 @@ class LeaseStore {
                 .param("beforeId", f.before() == null ? null : f.before().leaseId())
                 .param("limit", f.limit() + 1)
                 .query(this::atTime).list();
-    }
-
-    /**
-     * A grant of a key that has no active row: the lease, with the next fencing token, made as the one row of
-     * {@code request} asks (its columns those of {@code lease_waiter}), and its ACQUIRED event.
-     */
-    private static String grant(String request) {
-        return """
-                WITH clock AS (SELECT lease_now() AS now),
-                active AS (SELECT * FROM (SELECT * FROM lease WHERE tenant = :tenant AND key_id = :keyId
-                                          ORDER BY fencing_token DESC LIMIT 1) AS newest
-                           WHERE state = 'active'),
-                request AS (%s),
-                granted AS (
-                    INSERT INTO lease (id, key_id, tenant, owner, holder, fencing_token, state,
-                                       acquired_at, expires_at, max_expires_at, ttl_seconds, max_lifetime_seconds,
-                                       lock_delay_seconds, job_id, trace_id, metadata)
-                    SELECT gen_random_uuid(), r.key_id, r.tenant, r.owner, r.holder, next_fencing_token(r.tenant, r.key_id, c.now),
-                           'active', c.now, c.now + make_interval(secs => LEAST(r.ttl_seconds, r.max_lifetime_seconds)),
-                           c.now + make_interval(secs => r.max_lifetime_seconds), r.ttl_seconds,
-                           r.max_lifetime_seconds, r.lock_delay_seconds, r.job_id, r.trace_id, r.metadata
-                    FROM request r, clock c
-                    WHERE NOT EXISTS (SELECT 1 FROM active)
-                    RETURNING *
-                ), event AS (
-                    INSERT INTO lease_event (tenant, lease_id, lease_acquired_at, type, to_state, fencing_token, at,
-                                             principal, request_id, trace_id, details)
-                    SELECT g.tenant, g.id, g.acquired_at, 'ACQUIRED', 'active', g.fencing_token, g.acquired_at, r.owner, r.request_id,
-                           r.request_trace_id,
-                           jsonb_build_object('expiresAt', rfc3339(g.expires_at), 'ttlSeconds', g.ttl_seconds)
-                    FROM granted g, request r
-                    RETURNING 1
-                )
-                """.formatted(request);
-    }
-
-    /**
-     * The end of a transition statement: the one row of {@code changed}, or when it is empty the one row
-     * of {@code unchanged}, with the key, the time of the decision and {@code counts}: {@code events} (the
-     * audit events written), {@code delays} and {@code delays_due} (the lock-delays written, and due), for
-     * {@link #requireTransition}.
-     */
-    private static String changedOr(String changed, String unchanged, String counts) {
-        return """
-                SELECT clock.now, l.changed, %s, %s
-                FROM (SELECT true AS changed, * FROM %s
-                      UNION ALL
-                      SELECT false, * FROM %s WHERE NOT EXISTS (SELECT 1 FROM %s)) AS l
-                JOIN lease_key k ON k.tenant = :tenant AND k.id = l.key_id
-                CROSS JOIN clock
-                """.formatted(counts, COLUMNS, changed, unchanged, changed);
     }
 
     /** Who makes a transition, and in which request: written to its audit event. */

@@ -84,8 +84,7 @@ class LeasePlansTest {
             params.put("jobId", null);
             params.put("leaseTraceId", null);
 
-            Map<String, String> statements = Map.of("ACQUIRE_IF_FREE", LeaseStore.ACQUIRE_IF_FREE,
-                    "END", LeaseStore.END, "EXPIRE", LeaseStore.EXPIRE, "PEEK_KEY", LeaseStore.PEEK_KEY,
+            Map<String, String> statements = Map.of("END", LeaseStore.END, "EXPIRE", LeaseStore.EXPIRE, "PEEK_KEY", LeaseStore.PEEK_KEY,
                     "CURRENT_OF_KEY", LeaseStore.CURRENT_OF_KEY);
             statements.forEach((name, sql) -> assertThat(plan(db, sql, params)).as(name)
                     .doesNotContain("\"Index Name\": \"lease_due\"")
@@ -98,7 +97,9 @@ class LeasePlansTest {
             Map<String, String> calls = Map.of(
                     "lease_acquire", "lease_acquire(" + key + ", 'bob', 'h', 60, 86400, 0, NULL, NULL, '{}', 'r', 't')",
                     "lease_renew", "lease_renew('bench', " + lease + ", 'alice', " + token + ", NULL, 'r', 't')",
-                    "lease_release", "lease_release('bench', " + lease + ", 'alice', " + token + ", 'r', 't')");
+                    "lease_release", "lease_release('bench', " + lease + ", 'alice', " + token + ", 'r', 't')",
+                    "lease_acquire_locked", "lease_acquire_locked('bench', " + active.get("key_id")
+                            + ", 'bob', 'h', 60, 86400, 0, NULL, NULL, '{}', 'r', 't')");
             calls.forEach((name, call) -> {
                 List<String> plans = AutoExplain.nestedPlans(messages(connection, "SELECT outcome FROM " + call), name);
                 assertThat(plans).as(name).hasSizeGreaterThanOrEqualTo(2).allSatisfy(plan -> assertThat(plan)

@@ -141,7 +141,7 @@ class PostStateValidationTest extends IntegrationTest {
         Api.Response acquire = whileSkipped("lease", "INSERT", ofTenant("NEW"),
                 () -> acquire(writer("alice"), "grant", "job", "h", 30));
 
-        assertInternalError(acquire, output, "lease_acquire");
+        assertInternalError(acquire, output, "lease_grant");
         assertThat(leasesOfTenant()).isEmpty();
         assertThat(granted(writer("alice"), "grant").get("state").asString()).isEqualTo("active");
     }
@@ -266,7 +266,7 @@ class PostStateValidationTest extends IntegrationTest {
         Api.Response acquire = whileSkipped("lease_event", "INSERT", "NEW.principal = '" + principal + "'",
                 () -> acquire(writer(principal), "event", "job", "h", 30));
 
-        assertInternalError(acquire, output, "lease_acquire");
+        assertInternalError(acquire, output, "lease_grant");
         assertThat(leasesOfTenant()).isEmpty();
         assertThat(eventsOfTenant()).isZero();
     }

@@ -110,7 +110,8 @@ class TenantPartitionsTest extends IntegrationTest {
             plans.put("call " + i + " of " + function.group(1), nestedPlans(calls.get(i), function.group(1)));
         }
         assertThat(calls.stream().map(c -> CALL.matcher(c.sql()).results().findFirst().orElseThrow().group(1)))
-                .as("the functions called").contains("lease_acquire", "lease_renew", "lease_release", "lease_expire_due");
+                .as("the functions called").contains("lease_acquire", "lease_acquire_locked", "lease_renew", "lease_release",
+                        "lease_expire_due");
         List<String> reachingMore = new ArrayList<>();
         Set<String> tablesReached = new LinkedHashSet<>();
         plans.forEach((statement, plan) -> {
@@ -233,9 +234,9 @@ class TenantPartitionsTest extends IntegrationTest {
                 || start.startsWith("UPDATE") || start.startsWith("DELETE");
     }
 
-    /** A call of one of the service's transitions of one call (V11, V12), by the function's name. */
-    private static final java.util.regex.Pattern CALL =
-            java.util.regex.Pattern.compile("\\b(lease_acquire|lease_renew|lease_release|lease_expire_due)\\(");
+    /** A call of one of the service's transitions (V11, V12, V13), by the function's name. */
+    private static final java.util.regex.Pattern CALL = java.util.regex.Pattern.compile(
+            "\\b(lease_acquire|lease_acquire_locked|lease_renew|lease_release|lease_expire_due)\\(");
 
     /**
      * The plans of the statements one call of the service's functions ran, as auto_explain sent them with its answer
