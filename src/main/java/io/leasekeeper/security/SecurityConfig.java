@@ -7,8 +7,6 @@ import io.leasekeeper.web.BodyLimit;
 import io.leasekeeper.web.ErrorCode;
 import io.leasekeeper.web.Problems;
 import io.leasekeeper.web.TraceIds;
-import io.leasekeeper.web.TraceparentGuard;
-import io.micrometer.tracing.Tracer;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -109,15 +107,8 @@ class SecurityConfig implements WebMvcConfigurer {
 
     /** The filters' order: {@link FilterOrder}. */
     @Bean
-    FilterRegistrationBean<TraceparentGuard> traceparentGuard() {
-        FilterRegistrationBean<TraceparentGuard> registration = new FilterRegistrationBean<>(new TraceparentGuard());
-        registration.setOrder(FilterOrder.TRACEPARENT_GUARD);
-        return registration;
-    }
-
-    @Bean
-    FilterRegistrationBean<TraceIds> traceIds(Tracer tracer) {
-        FilterRegistrationBean<TraceIds> registration = new FilterRegistrationBean<>(new TraceIds(tracer));
+    FilterRegistrationBean<TraceIds> traceIds() {
+        FilterRegistrationBean<TraceIds> registration = new FilterRegistrationBean<>(new TraceIds());
         registration.setOrder(FilterOrder.TRACE_IDS);
         return registration;
     }

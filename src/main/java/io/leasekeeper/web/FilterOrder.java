@@ -5,16 +5,14 @@ import org.springframework.core.Ordered;
 
 /**
  * The order of everything that runs on a request before its controller, declared in this one place: the servlet
- * filters first (lowest order first), then Spring Security's chain, then Spring MVC's interceptors.
+ * filters first (lowest order first), then Spring Security's chain, then Spring MVC's interceptors. Spring Boot's HTTP observation filter is
+ * registered too, at its own order, but observes nothing (management.observations.enable.http.server.requests is
+ * false: TraceIds names the trace, OperationMetrics times the answers).
  */
 public final class FilterOrder {
 
-    /** Refuses a malformed traceparent before Spring MVC's observation filter reads it. */
-    public static final int TRACEPARENT_GUARD = Ordered.HIGHEST_PRECEDENCE;
-    /** Spring Boot's own: its observation filter, which starts the request's span (not registered here). */
-    public static final int HTTP_OBSERVATION = Ordered.HIGHEST_PRECEDENCE + 1;
-    /** The request's trace id, right inside the span and before anything else, security included. */
-    public static final int TRACE_IDS = HTTP_OBSERVATION + 1;
+    /** The request's trace id, before anything else, security included. */
+    public static final int TRACE_IDS = Ordered.HIGHEST_PRECEDENCE;
     /** Times every lease operation, so that every answer is timed: security's and the body limit's too. */
     public static final int OPERATION_METRICS = TRACE_IDS + 1;
     /** The body size limit, inside the timing and before security or parsing spends anything on the body. */

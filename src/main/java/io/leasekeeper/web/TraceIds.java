@@ -1,7 +1,5 @@
 package io.leasekeeper.web;
 
-import io.micrometer.tracing.Span;
-import io.micrometer.tracing.Tracer;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -10,18 +8,20 @@ import java.io.IOException;
 import java.util.HexFormat;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.regex.Pattern;
+import org.slf4j.MDC;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
  * Names every request's trace before security or anything else of the service runs, so that every
  * problem response, audit event, lease and log line of the request carries the same id.
  *
- * <p>The trace is Micrometer Tracing's: Spring MVC's observation filter, which runs just before this
- * one, continues the caller's W3C {@code traceparent} (or starts a new trace when it sent none or an
- * invalid one) and keeps the span's {@code traceId} and {@code spanId} in the logging MDC. This filter
- * only records the span's trace id on the request and answers it in {@code X-Trace-Id}. Where there is
- * no span (tracing switched off), the id is a fresh random one, so that problems, events and the lease
- * of a request are still correlated with each other.
+ * <p>A caller's W3C {@code traceparent} is continued: its trace id is the request's. Without one, or with one
+ * that is not W3C Trace Context, the request starts a new trace with a random id, as the W3C specification asks
+ * of an invalid header. The request also gets a span id of its own. Both are in the logging MDC while the request
+ * runs ({@code traceId}, {@code spanId}: Micrometer Tracing's names, which the structured log formats write), the
+ * trace id is recorded on the request and answered in {@code X-Trace-Id}. The service reads the header itself
+ * instead of observing each request with Micrometer Tracing: no span is exported, and that observation was a
+ * tenth of a request's CPU (docs/performance.md, "The request's observation").
  *
  * <p>The caller's {@code X-Request-Id} (1..128 printable ASCII characters) is kept as the request id.
  */
@@ -29,32 +29,69 @@ public final class TraceIds extends OncePerRequestFilter {
 
     public static final String TRACE_ID_HEADER = "X-Trace-Id";
     public static final String REQUEST_ID_HEADER = "X-Request-Id";
+    static final String TRACEPARENT = "traceparent";
+    /** The logging MDC's keys of the trace and span ids. */
+    static final String MDC_TRACE_ID = "traceId";
+    static final String MDC_SPAN_ID = "spanId";
     private static final String TRACE_ID = TraceIds.class.getName() + ".traceId";
     private static final String REQUEST_ID = TraceIds.class.getName() + ".requestId";
-    private static final Pattern TRACE_ID_VALUE = Pattern.compile("[0-9a-f]{32}");
     private static final Pattern REQUEST_ID_VALUE = Pattern.compile("[\\x21-\\x7E]{1,128}");
-
-    private final Tracer tracer;
-
-    public TraceIds(Tracer tracer) {
-        this.tracer = tracer;
-    }
 
     @Override
     protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws ServletException, IOException {
-        Span span = tracer.currentSpan();
-        String traceId = span != null ? span.context().traceId() : null;
-        if (traceId == null || !TRACE_ID_VALUE.matcher(traceId).matches()) {
-            traceId = fresh();
-        }
+        String traceparent = request.getHeader(TRACEPARENT);
+        String traceId = traceparent != null && isValid(traceparent) ? traceparent.substring(3, 35) : fresh();
         request.setAttribute(TRACE_ID, traceId);
         String requestId = request.getHeader(REQUEST_ID_HEADER);
         if (requestId != null && REQUEST_ID_VALUE.matcher(requestId).matches()) {
             request.setAttribute(REQUEST_ID, requestId);
         }
         response.setHeader(TRACE_ID_HEADER, traceId);
-        chain.doFilter(request, response);
+        MDC.put(MDC_TRACE_ID, traceId);
+        MDC.put(MDC_SPAN_ID, randomHex(8));
+        try {
+            chain.doFilter(request, response);
+        } finally {
+            MDC.remove(MDC_TRACE_ID);
+            MDC.remove(MDC_SPAN_ID);
+        }
+    }
+
+    /**
+     * W3C Trace Context: {@code version-traceid-parentid-flags}, lowercase hex of 2, 32, 16 and 2 digits;
+     * version {@code ff} is invalid, version {@code 00} is exactly that long, a later version may go on
+     * after a {@code -}; neither id may be all zeros.
+     */
+    static boolean isValid(String value) {
+        if (value.length() < 55 || !hex(value, 0, 2) || value.startsWith("ff")) {
+            return false;
+        }
+        if (value.startsWith("00") ? value.length() != 55 : value.length() > 55 && value.charAt(55) != '-') {
+            return false;
+        }
+        return value.charAt(2) == '-' && hex(value, 3, 35) && !zeros(value, 3, 35)
+                && value.charAt(35) == '-' && hex(value, 36, 52) && !zeros(value, 36, 52)
+                && value.charAt(52) == '-' && hex(value, 53, 55);
+    }
+
+    private static boolean hex(String s, int from, int to) {
+        for (int i = from; i < to; i++) {
+            char c = s.charAt(i);
+            if (!(c >= '0' && c <= '9' || c >= 'a' && c <= 'f')) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean zeros(String s, int from, int to) {
+        for (int i = from; i < to; i++) {
+            if (s.charAt(i) != '0') {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** The request's trace id; a fresh one for a request this filter has not seen. */
@@ -69,9 +106,14 @@ public final class TraceIds extends OncePerRequestFilter {
 
     /** A new random trace id (W3C: 32 lowercase hex digits, not all zero), for answers given before this filter runs. */
     public static String fresh() {
-        byte[] random = new byte[16];
+        return randomHex(16);
+    }
+
+    /** That many random bytes in lowercase hex, never all zeros (W3C's ids). */
+    private static String randomHex(int bytes) {
+        byte[] random = new byte[bytes];
         ThreadLocalRandom.current().nextBytes(random);
-        random[15] |= 1;
+        random[bytes - 1] |= 1;
         return HexFormat.of().formatHex(random);
     }
 }

@@ -58,15 +58,23 @@ class MetricsTest extends IntegrationTest {
         // Histogram buckets for p50/p99, cumulative up to +Inf.
         assertThat(after.matching("leasekeeper_operation_seconds_bucket", "operation", "acquire", "outcome", "OK"))
                 .extracting(s -> s.labels().get("le")).contains("0.005", "0.025", "0.1", "+Inf");
+        // The answer's status beside its outcome, whoever answered.
+        assertThat(delta(before, after, TIMER, "operation", "acquire", "outcome", "LEASE_HELD", "status", "409"))
+                .isEqualTo(1);
+        assertThat(delta(before, after, TIMER, "operation", "acquire", "outcome", "UNAUTHENTICATED", "status", "401"))
+                .isEqualTo(1);
+        assertThat(delta(before, after, TIMER, "operation", "acquire", "outcome", "OK", "status", "201"))
+                .isEqualTo(3);
         // No tag names a key, a lease or a holder.
-        assertThat(after.matching(TIMER)).isNotEmpty()
-                .allSatisfy(s -> assertThat(s.labels().keySet()).containsOnly("operation", "outcome", "application"));
-        // What Spring Boot provides beside them: the pool and the HTTP server.
+        assertThat(after.matching(TIMER)).isNotEmpty().allSatisfy(s -> assertThat(s.labels().keySet())
+                .containsOnly("operation", "outcome", "status", "application"));
+        // What Spring Boot provides beside them: the pool.
         assertThat(after.matching("hikaricp_connections_active")).isNotEmpty();
-        assertThat(after.matching("http_server_requests_seconds_count")).isNotEmpty();
         // What the request path no longer spends CPU on (application.yml, management.observations): Spring
-        // Security's observations of its filter chain.
-        assertThat(after.names()).noneMatch(name -> name.startsWith("spring_security_"));
+        // Security's observations of its filter chain, and the HTTP request's own observation and timer (the
+        // operation's timer above is the one timing of a request).
+        assertThat(after.names()).noneMatch(name -> name.startsWith("spring_security_"))
+                .noneMatch(name -> name.startsWith("http_server_requests"));
     }
 
     @Test

@@ -40,6 +40,6 @@ class TenantTagTest extends IntegrationTest {
         assertThat(scrape.sum(TIMER, "operation", "acquire", "outcome", "UNAUTHENTICATED",
                 "tenant", OperationMetrics.NO_TENANT)).isEqualTo(1);
         assertThat(scrape.matching(TIMER)).isNotEmpty().allSatisfy(s ->
-                assertThat(s.labels().keySet()).containsOnly("operation", "outcome", "tenant", "application"));
+                assertThat(s.labels().keySet()).containsOnly("operation", "outcome", "status", "tenant", "application"));
     }
 }
