@@ -5,9 +5,10 @@ import org.springframework.core.Ordered;
 
 /**
  * The order of everything that runs on a request before its controller, declared in this one place: the servlet
- * filters first (lowest order first), then Spring Security's chain, then Spring MVC's interceptors. Spring Boot's HTTP observation filter is
- * registered too, at its own order, but observes nothing (management.observations.enable.http.server.requests is
- * false: TraceIds names the trace, OperationMetrics times the answers).
+ * filters first (lowest order first), then Spring Security's chain, then Spring MVC's interceptors. Spring Boot's
+ * HTTP observation filter is registered too, at its own order, but observes nothing
+ * (management.observations.enable.http.server.requests is false: TraceIds names the trace, OperationMetrics times
+ * the answers).
  */
 public final class FilterOrder {
 
