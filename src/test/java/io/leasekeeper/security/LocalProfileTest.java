@@ -21,7 +21,7 @@ import tools.jackson.databind.json.JsonMapper;
  * The {@code local} profile (development tokens) runs only against a database on this machine (contract
  * 1.1, "Tokens"), and there its tokens work on the API.
  */
-class LocalProfileTest {
+public class LocalProfileTest {
 
     @Test
     void localProfileRefusesToStartAgainstADatabaseBeyondLoopback() {
@@ -70,7 +70,8 @@ class LocalProfileTest {
         }
     }
 
-    private static ConfigurableApplicationContext start(String jdbcUrl) {
+    /** The service with the local profile on a free port, against this database (the console's tests use it too). */
+    public static ConfigurableApplicationContext start(String jdbcUrl) {
         TestDatabase.Connection db = TestDatabase.connection();
         return new SpringApplicationBuilder(LeasekeeperApplication.class)
                 .profiles("local")

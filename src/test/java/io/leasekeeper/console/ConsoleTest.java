@@ -1,0 +1,45 @@
+package io.leasekeeper.console;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.leasekeeper.support.Api;
+import io.leasekeeper.support.IntegrationTest;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The console's pages over HTTP: served from the jar without a token, each with the strict Content-Security-Policy,
+ * and nothing in them from another host. ConsoleBrowserTest drives them in a browser.
+ */
+class ConsoleTest extends IntegrationTest {
+
+    @Test
+    void thePagesAreServedWithoutATokenUnderAContentSecurityPolicyOfThisOriginAlone() {
+        for (String path : List.of("/console/", "/console/index.html", "/console/console.js", "/console/console.css",
+                "/console/settings.json")) {
+            Api.Response page = api.get(path, null);
+            assertThat(page.status()).as(path).isEqualTo(200);
+            assertThat(page.header("Content-Security-Policy")).as(path)
+                    .isEqualTo(ConsoleConfig.CONTENT_SECURITY_POLICY);
+            assertThat(page.header("X-Frame-Options")).as(path).isEqualTo("DENY");
+            assertThat(page.header("Referrer-Policy")).as(path).isEqualTo("no-referrer");
+            assertThat(page.raw()).as(path).doesNotContain("http://").doesNotContain("https://")
+                    .doesNotContain("//cdn").doesNotContain("<script>").doesNotContain(" style=");
+        }
+        assertThat(api.get("/console/", null).raw()).contains("<script src=\"console.js\" defer></script>");
+        // The tests' service runs without the local profile: no development tokens offered.
+        assertThat(api.get("/console/settings.json", null).body().get("localTokens").asBoolean()).isFalse();
+    }
+
+    @Test
+    void theConsoleWithoutItsSlashLeadsToItAndTheApiStillNeedsAToken() {
+        Api.Response bare = api.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/console")).GET(),
+                null);
+        assertThat(bare.status()).isEqualTo(302);
+        assertThat(bare.header("Location")).endsWith("/console/");
+        assertThat(api.get("/v1/leases", null).status()).isEqualTo(401);
+        assertThat(api.get("/console/missing.js", null).status()).isEqualTo(404);
+    }
+}
