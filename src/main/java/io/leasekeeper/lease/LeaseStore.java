@@ -189,9 +189,10 @@ class LeaseStore {
      * the key's active lease as it is, which may be past its expiry (not yet recorded by the sweeper).
      */
     static final String ACQUIRE_IF_FREE = """
-            SELECT * FROM lease_acquire_locked(:tenant, :keyId, :principal, :holder, :ttl, :maxLifetime, :lockDelay,
-                                               CAST(:jobId AS text), CAST(:leaseTraceId AS text), CAST(:metadata AS jsonb),
-                                               CAST(:requestId AS text), CAST(:traceId AS text))
+            SELECT * FROM lease_acquire_locked(:tenant, :keyId, :principal, :holder, :ttl, :maxLifetime,
+                                               :lockDelay, CAST(:jobId AS text), CAST(:leaseTraceId AS text),
+                                               CAST(:metadata AS jsonb), CAST(:requestId AS text),
+                                               CAST(:traceId AS text))
             """;
 
     /**
@@ -377,7 +378,8 @@ class LeaseStore {
                 FROM ended
                 RETURNING 1
             )
-            SELECT clock.now, l.changed, (SELECT count(*) FROM event) AS events, (SELECT count(*) FROM delayed) AS delays,
+            SELECT clock.now, l.changed, (SELECT count(*) FROM event) AS events,
+                   (SELECT count(*) FROM delayed) AS delays,
                    (SELECT count(*) FROM ended WHERE state = 'revoked' AND lock_delay_seconds > 0) AS delays_due, %s
             FROM (SELECT true AS changed, * FROM ended
                   UNION ALL

@@ -25,8 +25,8 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * Times every lease operation from the first filter to the last byte, tagged with the operation, its
  * outcome ({@code OK} or the contract's error code, a bounded set) and the answer's HTTP status, whether the
  * answer came from a controller, from security or from the body limit: the one timing of a request (the HTTP
- * request's own observation is off, docs/performance.md "The request's observation"). Derived from the same outcome: acquires answered
- * {@code LEASE_HELD}, idempotent replays, fencing-token mismatches and revocations. No per-key or
+ * request's own observation is off, docs/performance.md "The request's observation"). Derived from the same
+ * outcome: acquires answered {@code LEASE_HELD}, idempotent replays, fencing-token mismatches and revocations. No per-key or
  * per-lease tag exists; a {@code tenant} tag is optional ({@code leasekeeper.metrics.tenant-tag}), capped at
  * {@code leasekeeper.metrics.max-tenants} distinct values.
  */
