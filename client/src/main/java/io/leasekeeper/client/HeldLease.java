@@ -13,11 +13,12 @@ import java.util.concurrent.TimeUnit;
  *
  * <ul>
  *   <li><b>Renewed while held,</b> every {@code renewFraction} of the TTL; a renew that fails for a transient
- *       reason (503, a lost connection, a timeout) is retried with the same Idempotency-Key until the local
- *       deadline.</li>
- *   <li><b>A local deadline</b> on this JVM's monotonic clock: the send time of the last successful acquire or
- *       renew plus its {@code remainingMs}, less a margin. The client never compares its wall clock with the
- *       service's. At the deadline the lease counts as lost, even when the network is silent.</li>
+ *       reason (503, 429 TENANT_BUSY, a lost connection, a timeout) is retried with the same Idempotency-Key
+ *       until the local deadline; after a TENANT_BUSY, no sooner than its {@code Retry-After}.</li>
+ *   <li><b>A local deadline</b> on this JVM's monotonic clock: the last successful acquire's or renew's
+ *       {@code remainingMs}, counted from when its request was sent (from when its answer arrived, for an acquire
+ *       that waited), less a margin. The client never compares its wall clock with the service's. At the deadline
+ *       the lease counts as lost, even when the network is silent.</li>
  *   <li><b>Watched</b> (revision 1.1): a revoke or an expiry is known within a second.</li>
  *   <li><b>Loss</b> completes {@link #lost()} once, with why: a renew answered 404, 403, 409 or 410, the watch
  *       saw the lease end, or the local deadline passed. Renewal and watching stop then.</li>
@@ -25,6 +26,16 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@link #close()} releases by compare-and-delete, once; after a loss it releases nothing (the key may be
  *       a successor's).</li>
  * </ul>
+ *
+ * <p><b>Why the local deadline is never later than the service's expiry.</b> The service measures
+ * {@code remainingMs} when it answers. A request is sent before that, so {@code sentAt + remainingMs} is early by
+ * the round trip, whatever the margin: acquires without a wait and renews count from their send. A waiting
+ * acquire cannot: the grant may come at any time in its wait, so from its send a lease granted after a wait longer
+ * than the TTL less the margin would be lost the moment it was granted. It counts from its answer's arrival,
+ * which is after the service measured, by the answer's one-way delay (its transit and this JVM's reading it, a
+ * pause included): {@code receivedAt + remainingMs} can be that much later than the expiry, and the margin must
+ * cover it. The default 1 s does by far on any network a lease is used across; a margin of 0 does not. (The two
+ * monotonic clocks' rates differ by parts per million, a few microseconds over a TTL, also within the margin.)
  */
 public final class HeldLease implements AutoCloseable {
 
@@ -44,20 +55,21 @@ public final class HeldLease implements AutoCloseable {
     private volatile long deadlineNanos;
     private volatile boolean closed;
 
-    HeldLease(LeasekeeperClient client, Lease lease, long sentAtNanos, HoldOptions options) {
+    /** {@code countsFromNanos}: when, on {@link System#nanoTime()}, the grant's {@code remainingMs} counts from. */
+    HeldLease(LeasekeeperClient client, Lease lease, long countsFromNanos, HoldOptions options) {
         this.client = client;
         this.lease = lease;
         long ttlNanos = TimeUnit.SECONDS.toNanos(lease.ttlSeconds());
         this.marginNanos = Math.min(options.margin().toNanos(), ttlNanos / 3);
         this.renewEveryNanos = (long) (ttlNanos * options.renewFraction());
-        this.deadlineNanos = sentAtNanos + TimeUnit.MILLISECONDS.toNanos(lease.remainingMs()) - marginNanos;
+        this.deadlineNanos = countsFromNanos + TimeUnit.MILLISECONDS.toNanos(lease.remainingMs()) - marginNanos;
         this.scheduler = Executors.newScheduledThreadPool(2, task -> {
             Thread thread = new Thread(task, "leasekeeper-held-" + lease.leaseId());
             thread.setDaemon(true);
             return thread;
         });
         scheduler.schedule(() -> renew(UUID.randomUUID().toString(), 1),
-                sentAtNanos + renewEveryNanos - System.nanoTime(), TimeUnit.NANOSECONDS);
+                countsFromNanos + renewEveryNanos - System.nanoTime(), TimeUnit.NANOSECONDS);
         scheduler.schedule(this::checkDeadline, deadlineNanos - System.nanoTime(), TimeUnit.NANOSECONDS);
         if (options.watch()) {
             watcher = new Thread(this::watch, "leasekeeper-watch-" + lease.leaseId());
@@ -153,12 +165,29 @@ public final class HeldLease implements AutoCloseable {
                 lose(Loss.LOCAL_DEADLINE);
                 return;
             }
-            long backoff = Math.min(left, TimeUnit.MILLISECONDS.toNanos(
-                    ThreadLocalRandom.current().nextLong(Math.min(2_000, 100L << Math.min(attempt, 10)) + 1)));
+            long jitter = TimeUnit.MILLISECONDS.toNanos(
+                    ThreadLocalRandom.current().nextLong(Math.min(2_000, 100L << Math.min(attempt, 10)) + 1));
+            long least = retryAfterNanos(transientFailure);
+            if (least >= left) {
+                return; // no renew both after Retry-After and in time: the deadline loses the lease (checkDeadline)
+            }
+            long backoff = Math.min(left, Math.max(jitter, least));
             if (!scheduler.isShutdown()) {
                 scheduler.schedule(() -> renew(idempotencyKey, attempt + 1), backoff, TimeUnit.NANOSECONDS);
             }
         }
+    }
+
+    /**
+     * The least pause before retrying a renew: a TENANT_BUSY's Retry-After, as the instance is busy with this
+     * tenant's requests and a sooner renew would add to them; else 0. A 503's Retry-After is the service's guess
+     * at the database's return, and a renew that may still succeed before the deadline is worth sending sooner.
+     */
+    private static long retryAfterNanos(RuntimeException failure) {
+        if (failure instanceof ProblemException.TenantBusy busy && busy.problem().retryAfter() != null) {
+            return busy.problem().retryAfter().toNanos();
+        }
+        return 0;
     }
 
     private void checkDeadline() {

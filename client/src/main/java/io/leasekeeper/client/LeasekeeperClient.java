@@ -29,10 +29,11 @@ import java.util.function.Supplier;
  * answered, {@link ServiceUnavailableException} when it could not be reached.
  *
  * <p>Every write carries an {@code Idempotency-Key} of its own (or the caller's, given to the overloads of
- * acquire, renew and release that take one), kept across its retries: a 503 or a failed
- * connection is retried with exponential backoff and full jitter (at least {@code Retry-After} when the
- * service sends one), and a retry of a write whose answer was lost replays that answer instead of acting
- * twice. Reads are retried the same way. Thread-safe; one client serves a whole application.
+ * acquire, renew and release that take one), kept across its retries: a 503, a 429 {@code TENANT_BUSY}
+ * (revision 1.2) or a failed connection is retried with exponential backoff and full jitter (at least
+ * {@code Retry-After} when the service sends one, never past a waiting acquire's wait), and a retry of a write
+ * whose answer was lost replays that answer instead of acting twice. Reads are retried the same way.
+ * Thread-safe; one client serves a whole application.
  */
 public final class LeasekeeperClient {
 
@@ -83,16 +84,21 @@ public final class LeasekeeperClient {
      * names one logical request: never use it for two.
      */
     public Lease acquire(AcquireRequest request, String idempotencyKey) {
-        Objects.requireNonNull(idempotencyKey, "idempotencyKey");
+        return acquireTold(request, Objects.requireNonNull(idempotencyKey, "idempotencyKey")).lease();
+    }
+
+    /** One acquire under one key, its transient answers retried inside its own wait; the wait told the listener. */
+    private Granted acquireTold(AcquireRequest request, String idempotencyKey) {
         if (request.waitSeconds() == 0) {
-            return acquireOnce(request, idempotencyKey);
+            return acquireOnce(request, idempotencyKey, maxAttempts, null);
         }
         long start = System.nanoTime();
+        Long deadline = request.waitSeconds() > 0 ? start + TimeUnit.SECONDS.toNanos(request.waitSeconds()) : null;
         boolean acquired = false;
         try {
-            Lease lease = acquireOnce(request, idempotencyKey);
+            Granted granted = acquireOnce(request, idempotencyKey, maxAttempts, deadline);
             acquired = true;
-            return lease;
+            return granted;
         } finally {
             told(request.key(), start, acquired);
         }
@@ -101,7 +107,8 @@ public final class LeasekeeperClient {
     /**
      * Acquires the key, waiting for it up to {@code wait} however long that is: waiting acquires of at most the
      * service's cap each (30 s, or less when the service's is lower), each under an Idempotency-Key of its own
-     * that is kept while the service is unreachable or answers 503, retried under backoff until the wait ends.
+     * that is kept while the service is unreachable or answers 503 or 429 TENANT_BUSY, retried under backoff until
+     * the wait ends.
      * Throws {@link ProblemException.Busy} when the key is still busy then, and what the last try threw when the
      * service stayed unavailable. The request's own {@code waitSeconds} is ignored.
      */
@@ -112,16 +119,21 @@ public final class LeasekeeperClient {
     /** {@link #hold(AcquireRequest, HoldOptions)}, waiting for the key up to {@code wait} as {@link #acquire(AcquireRequest, Duration)} does. */
     public HeldLease hold(AcquireRequest request, Duration wait, HoldOptions options) {
         Granted granted = acquireWithin(request, wait);
-        return new HeldLease(this, granted.lease(), granted.sentAtNanos(), options);
+        return new HeldLease(this, granted.lease(), granted.countsFromNanos(), options);
     }
 
-    /** A grant and when the request that made it was sent ({@link System#nanoTime()}): a held lease's first deadline. */
-    private record Granted(Lease lease, long sentAtNanos) {
+    /**
+     * A grant and when, on {@link System#nanoTime()}, its {@code remainingMs} counts from for a held lease's first
+     * deadline: the send time of the try that was answered, or, for an acquire that waited, its answer's arrival
+     * (why that is safe: {@link HeldLease}).
+     */
+    private record Granted(Lease lease, long countsFromNanos) {
     }
 
     private Granted acquireWithin(AcquireRequest request, Duration wait) {
         long start = System.nanoTime();
         long deadline = start + wait.toNanos();
+        boolean waits = !wait.isZero() && !wait.isNegative();
         boolean acquired = false;
         int cap = MAX_WAIT_SECONDS;
         try {
@@ -129,47 +141,42 @@ public final class LeasekeeperClient {
                 String idempotencyKey = UUID.randomUUID().toString();
                 long left = deadline - System.nanoTime();
                 int seconds = left <= 0 ? 0 : (int) Math.min(cap, (left + 999_999_999L) / 1_000_000_000L);
-                for (int attempt = 1; ; attempt++) {
-                    long sentAt = System.nanoTime();
-                    try {
-                        Granted granted = new Granted(acquireOnce(request.withWaitSeconds(seconds), idempotencyKey), sentAt);
-                        acquired = true;
-                        return granted;
-                    } catch (ServiceUnavailableException | ProblemException.DatabaseUnavailable unavailable) {
-                        if (deadline - System.nanoTime() <= 0) {
-                            throw unavailable;
-                        }
-                        sleep(backoffMillis(attempt, null), deadline); // the same request again: its Idempotency-Key kept
-                    } catch (ProblemException.ValidationFailed invalid) {
-                        boolean waitTooLong = invalid.problem().errors().stream()
-                                .anyMatch(e -> "waitSeconds".equals(e.field()));
-                        if (!waitTooLong || seconds <= 1) {
-                            throw invalid;
-                        }
-                        cap = seconds / 2; // the service's leasekeeper.wait.max is lower than asked
-                        break;
-                    } catch (ProblemException.Busy busy) {
-                        long now = System.nanoTime();
-                        if (deadline - now <= 0) {
-                            throw busy;
-                        }
-                        if (now - sentAt < TimeUnit.SECONDS.toNanos(seconds) / 2) {
-                            // Answered long before its wait: do not ask again at once.
-                            Duration retryAfter = busy.problem().retryAfter();
-                            sleep(Math.min(retryAfter == null ? 1_000 : retryAfter.toMillis(), 1_000), deadline);
-                        }
-                        break;
+                long sentAt = System.nanoTime();
+                try {
+                    // Its transient answers are retried under this Idempotency-Key until the wait ends (without a
+                    // wait, as any call's are).
+                    Granted granted = acquireOnce(request.withWaitSeconds(seconds), idempotencyKey,
+                            waits ? Integer.MAX_VALUE : maxAttempts, waits ? deadline : null);
+                    acquired = true;
+                    return granted;
+                } catch (ProblemException.ValidationFailed invalid) {
+                    boolean waitTooLong = invalid.problem().errors().stream()
+                            .anyMatch(e -> "waitSeconds".equals(e.field()));
+                    if (!waitTooLong || seconds <= 1) {
+                        throw invalid;
+                    }
+                    cap = seconds / 2; // the service's leasekeeper.wait.max is lower than asked
+                } catch (ProblemException.Busy busy) {
+                    long now = System.nanoTime();
+                    if (deadline - now <= 0) {
+                        throw busy;
+                    }
+                    if (now - sentAt < TimeUnit.SECONDS.toNanos(seconds) / 2) {
+                        // Answered long before its wait: do not ask again at once.
+                        Duration retryAfter = busy.problem().retryAfter();
+                        sleep(Math.min(retryAfter == null ? 1_000 : retryAfter.toMillis(), 1_000), deadline);
                     }
                 }
             }
         } finally {
-            if (!wait.isZero() && !wait.isNegative()) {
+            if (waits) {
                 told(request.key(), start, acquired);
             }
         }
     }
 
-    private Lease acquireOnce(AcquireRequest request, String idempotencyKey) {
+    /** One acquire under one key: {@code attempts} tries at most, none begun after {@code deadline} (null: none). */
+    private Granted acquireOnce(AcquireRequest request, String idempotencyKey, int attempts, Long deadline) {
         Map<String, Object> body = new LinkedHashMap<>();
         put(body, "program", request.key().program());
         body.put("target", Map.of("type", request.key().target().type(), "value", request.key().target().value()));
@@ -190,8 +197,10 @@ public final class LeasekeeperClient {
         if (!request.metadata().isEmpty()) {
             body.put("metadata", request.metadata());
         }
-        return lease(write("/v1/leases", body, Duration.ofSeconds(Math.max(0, request.waitSeconds())), idempotencyKey,
-                maxAttempts));
+        Answer answer = post("/v1/leases", body, Duration.ofSeconds(Math.max(0, request.waitSeconds())),
+                idempotencyKey, attempts, deadline);
+        return new Granted(lease(answer.body()),
+                request.waitSeconds() > 0 ? answer.receivedAtNanos() : answer.sentAtNanos());
     }
 
     private void told(LeaseKey key, long start, boolean acquired) {
@@ -235,9 +244,8 @@ public final class LeasekeeperClient {
      * released by {@link HeldLease#close()}. Throws as {@link #acquire} does when the key stays busy.
      */
     public HeldLease hold(AcquireRequest request, HoldOptions options) {
-        long sentAt = System.nanoTime();
-        Lease lease = acquire(request);
-        return new HeldLease(this, lease, sentAt, options);
+        Granted granted = acquireTold(request, UUID.randomUUID().toString());
+        return new HeldLease(this, granted.lease(), granted.countsFromNanos(), options);
     }
 
     /** Work run under a held lease; it should fence its protected steps with {@link HeldLease#checkValid()}. */
@@ -391,6 +399,11 @@ public final class LeasekeeperClient {
 
     private JsonNode write(String path, Map<String, Object> body, Duration longer, String idempotencyKey,
                            int attempts) {
+        return post(path, body, longer, idempotencyKey, attempts, null).body();
+    }
+
+    private Answer post(String path, Map<String, Object> body, Duration longer, String idempotencyKey, int attempts,
+                        Long deadline) {
         String json;
         try {
             json = JSON.writeValueAsString(body);
@@ -399,11 +412,11 @@ public final class LeasekeeperClient {
         }
         return send(() -> request(path, longer).header("Idempotency-Key", idempotencyKey)
                 .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(json)).build(), attempts);
+                .POST(HttpRequest.BodyPublishers.ofString(json)).build(), attempts, deadline);
     }
 
     private JsonNode read(String path, Duration longer) {
-        return send(() -> request(path, longer).GET().build(), maxAttempts);
+        return send(() -> request(path, longer).GET().build(), maxAttempts, null).body();
     }
 
     private HttpRequest.Builder request(String path, Duration longer) {
@@ -424,37 +437,73 @@ public final class LeasekeeperClient {
         return builder;
     }
 
-    /** Sends, retrying 503 and failed connections under backoff; answers the 2xx body or throws. */
-    private JsonNode send(Supplier<HttpRequest> request, int maxAttempts) {
+    /** A 2xx answer's body, and when its try was sent and the answer arrived ({@link System#nanoTime()}). */
+    private record Answer(JsonNode body, long sentAtNanos, long receivedAtNanos) {
+    }
+
+    /**
+     * Sends, retrying transient failures (a failed connection, {@link #isTransient}) under backoff: at most
+     * {@code attempts} tries, none begun after {@code deadline} (null: none). Answers the 2xx or throws.
+     */
+    private Answer send(Supplier<HttpRequest> request, int attempts, Long deadline) {
         for (int attempt = 1; ; attempt++) {
             HttpResponse<String> response;
+            long sentAt = System.nanoTime();
             try {
                 response = http.send(request.get(), HttpResponse.BodyHandlers.ofString());
             } catch (IOException e) {
-                if (attempt >= maxAttempts) {
+                if (!pausedForRetry(attempt, attempts, null, deadline)) {
                     throw new ServiceUnavailableException("Leasekeeper at " + baseUrl + " unreachable after "
                             + attempt + " attempts: " + e, e);
                 }
-                pause(attempt, null);
                 continue;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new ServiceUnavailableException("interrupted while calling Leasekeeper", e);
             }
+            long receivedAt = System.nanoTime(); // before parsing: the earliest this JVM knows of the answer
             if (response.statusCode() / 100 == 2) {
-                return parse(response.body());
+                return new Answer(parse(response.body()), sentAt, receivedAt);
             }
             Problem problem = problem(response);
-            if (response.statusCode() == 503 && attempt < maxAttempts) {
-                pause(attempt, problem.retryAfter());
+            if (isTransient(problem) && pausedForRetry(attempt, attempts, problem.retryAfter(), deadline)) {
                 continue;
             }
             throw ProblemException.of(problem);
         }
     }
 
-    private void pause(int attempt, Duration retryAfter) {
-        sleep(backoffMillis(attempt, retryAfter));
+    /**
+     * An answer that decided nothing, which the same request sent again later may not get: 503 (the database),
+     * or 429 TENANT_BUSY (revision 1.2: the instance busy with the tenant's other requests). RATE_LIMITED and
+     * QUOTA_EXCEEDED are the caller's to handle: its own rate or its own leases caused them.
+     */
+    private static boolean isTransient(Problem problem) {
+        return problem.status() == 503 || problem.status() == 429 && "TENANT_BUSY".equals(problem.code());
+    }
+
+    /**
+     * Pauses before the try after {@code attempt}, or answers false at once when there is none: the attempts are
+     * used up, or the deadline ({@link System#nanoTime()}, null: none) comes first. Retry-After is the least
+     * pause: up to {@code maxBackoff} for a call without a deadline (its only bound), in full for one with; when
+     * Retry-After reaches past the deadline there is no try, as one before it would be refused again. A backoff
+     * without Retry-After is cut at the deadline, for a last try then.
+     */
+    private boolean pausedForRetry(int attempt, int attempts, Duration retryAfter, Long deadline) {
+        if (attempt >= attempts) {
+            return false;
+        }
+        if (deadline == null) {
+            sleep(backoffMillis(attempt, retryAfter));
+            return true;
+        }
+        long leftMillis = (deadline - System.nanoTime()) / 1_000_000;
+        long leastMillis = retryAfter == null ? 0 : retryAfter.toMillis();
+        if (leastMillis >= leftMillis) {
+            return false;
+        }
+        sleep(Math.min(leftMillis, Math.max(leastMillis, backoffMillis(attempt, null))));
+        return true;
     }
 
     /** Full jitter: a random pause up to min(maxBackoff, firstBackoff * 2^(attempt-1)), at least Retry-After. */

@@ -181,6 +181,16 @@ public class ProblemException extends RuntimeException {
         }
     }
 
+    /**
+     * 429 TENANT_BUSY (revision 1.2): the instance is busy with the tenant's other requests; retried by the client,
+     * thrown after its retries.
+     */
+    public static final class TenantBusy extends ProblemException {
+        TenantBusy(Problem problem) {
+            super(problem);
+        }
+    }
+
     /** 401 UNAUTHENTICATED: no token, or one the service does not accept. */
     public static final class Unauthenticated extends ProblemException {
         Unauthenticated(Problem problem) {
@@ -257,6 +267,7 @@ public class ProblemException extends RuntimeException {
             Map.entry("IDEMPOTENCY_KEY_REUSED", IdempotencyKeyReused::new),
             Map.entry("QUOTA_EXCEEDED", QuotaExceeded::new),
             Map.entry("RATE_LIMITED", RateLimited::new),
+            Map.entry("TENANT_BUSY", TenantBusy::new),
             Map.entry("LEASE_EXPIRED", LeaseExpired::new),
             Map.entry("LEASE_RELEASED", LeaseReleased::new),
             Map.entry("LEASE_REVOKED", LeaseRevoked::new),

@@ -23,7 +23,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param connectTimeout the longest wait for a connection (default 5 s)
  * @param requestTimeout the longest wait for one answer, beyond a waiting acquire's or a watch's own wait
  *                       (default 10 s)
- * @param retries        how a 503 or a failed connection is retried
+ * @param retries        how a 503, a 429 TENANT_BUSY or a failed connection is retried
  * @param token          a static bearer token; for a token that expires, use {@code oauth2.registration-id}
  * @param oauth2         client credentials through Spring Security's OAuth2 client
  */
@@ -79,7 +79,7 @@ public record LeasekeeperClientProperties(
     }
 
     /**
-     * Retries of a 503 or a failed connection, with full jitter.
+     * Retries of a 503, a 429 TENANT_BUSY or a failed connection, with full jitter.
      *
      * @param maxAttempts  attempts per call, the first included (default 4)
      * @param firstBackoff the first pause's upper bound, doubled each retry (default 100 ms)
