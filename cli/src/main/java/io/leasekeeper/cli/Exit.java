@@ -23,6 +23,11 @@ final class Exit {
     private Exit() {
     }
 
+    /**
+     * The status of a problem other than a busy key. cli.md lists no 429, so QUOTA_EXCEEDED, RATE_LIMITED and a
+     * TENANT_BUSY that outlasted the library's retries are all 70, "anything else": not 75, which tells a caller
+     * that someone else holds the key, nor 69, which is the service unreachable or its database.
+     */
     static int of(int httpStatus) {
         switch (httpStatus) {
             case 400:

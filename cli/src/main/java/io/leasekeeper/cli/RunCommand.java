@@ -20,7 +20,8 @@ import sun.misc.Signal;
  *
  * <ol>
  *   <li>Acquire, waiting up to {@code --wait} (the library's waiting acquire, repeated past the service's cap,
- *       its 503s and failed connections retried inside the wait); a key still busy exits with {@code -E}.</li>
+ *       its 503s, 429 TENANT_BUSYs and failed connections retried inside the wait); a key still busy exits with
+ *       {@code -E}.</li>
  *   <li>COMMAND starts with the lease's id, token and key in its environment, its standard streams inherited.</li>
  *   <li>The library's {@link HeldLease} renews every third of the TTL, watches the lease, and keeps the local
  *       deadline on the monotonic clock; its loss stops COMMAND and its descendants (SIGTERM, SIGKILL after
