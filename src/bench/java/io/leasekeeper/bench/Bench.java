@@ -102,14 +102,15 @@ public final class Bench {
 
     /** An instance of the built service on the run's database; its output in target/bench/{name}.log. */
     private ServiceProcess newService(String name) throws IOException {
-        // Every client is of one tenant: the per-tenant request rate, pool share and turns would measure the
-        // limits, not the service.
-        return newService(name, SINGLE_TENANT);
+        // The service as a user starts it (issue 32): with its default limits, unless --limits=off.
+        return newService(name, limits());
     }
 
-    /** The tenant limits off: the settings of an instance whose clients are all one tenant. */
-    private static final List<String> SINGLE_TENANT = List.of("--leasekeeper.limits.requests-per-second-per-tenant=0",
-            "--leasekeeper.limits.pool-share-per-tenant=1", "--leasekeeper.limits.requests-in-progress-per-tenant=100000");
+    /** The tenant limits as the run has them: the defaults (none given), or off with --limits=off. */
+    private List<String> limits() {
+        return flags.limitsOff() ? List.of("--leasekeeper.limits.requests-per-second-per-tenant=0",
+                "--leasekeeper.limits.requests-in-progress=100000") : List.of();
+    }
 
     private ServiceProcess newService(String name, List<String> limits) throws IOException {
         return newService(name, flags.jdbcUrl(), limits);
@@ -138,8 +139,7 @@ public final class Bench {
      * One tenant's flood beside another's steady work (issue 17): tenant B runs the cycle with a few clients at a
      * steady pace, alone, then while tenant A runs it as fast as it can with many more clients on the same
      * instance. The instance has the tenant limits on: a per-tenant rate (--flood-rate, with a burst of one
-     * second's worth) of a fraction of what it serves, and the defaults of the pool share (half) and of the turns
-     * (the instance's processors). A's clients honour the 429s as a good client does: they wait the Retry-After
+     * second's worth) of a fraction of what it serves, and the default sharing of its request slots. A's clients honour the 429s as a good client does: they wait the Retry-After
      * (1 s), and a release refused is sent again. The target: B's cycle p99 during the flood at most twice its
      * quiet value.
      */
@@ -207,7 +207,7 @@ public final class Bench {
      */
     private void retention() throws Exception {
         Database own = database.newDatabase("leasekeeper_retention");
-        List<String> settings = new ArrayList<>(SINGLE_TENANT);
+        List<String> settings = new ArrayList<>(limits());
         settings.addAll(List.of("--leasekeeper.lease.max-ttl=30s", "--leasekeeper.lease.default-max-lifetime=30s",
                 "--leasekeeper.lease.max-lifetime-cap=" + RETENTION_LIFETIME_CAP.toSeconds() + "s",
                 "--leasekeeper.audit.retention=" + RETENTION.toSeconds() + "s",

@@ -10,7 +10,7 @@ import java.util.Map;
 record Flags(String jdbcUrl, List<String> workloads, List<Integer> clients, Duration jit, Duration warmup, Duration duration,
              int keys, int renewLeases, int scaleSmall, int scaleLarge, int expiryLeases, int poolSize,
              boolean ceiling, boolean etcdBeside, List<String> serviceArgs, List<String> serviceJvm, String report, String etcd, String etcdDir,
-             List<Integer> etcdClients, Duration retentionRun, int floodRate) {
+             List<Integer> etcdClients, Duration retentionRun, int floodRate, boolean limitsOff) {
 
     /** Workloads of the service (they need it started); the others need no service. */
     static final List<String> SERVICE_WORKLOADS = List.of("cycle", "renew", "hotkey", "scale", "expiry", "hotkey-wait",
@@ -46,6 +46,8 @@ record Flags(String jdbcUrl, List<String> workloads, List<Integer> clients, Dura
             --etcd-clients=LIST     concurrent clients of etcd-hotkey (default 16,64)
             --retention-run=DURATION  of the retention workload (default 10m)
             --flood-rate=N          tenant-flood's per-tenant rate limit, requests a second (default 300)
+            --limits=defaults|off   the service's tenant limits as they are by default (the default), or off
+                                    (no bound on the requests in progress, no rate): the report says which
             """;
 
     static Flags parse(String[] args) {
@@ -83,10 +85,15 @@ record Flags(String jdbcUrl, List<String> workloads, List<Integer> clients, Dura
                 given.getOrDefault("etcd-dir", System.getProperty("java.io.tmpdir")),
                 Arrays.stream(given.getOrDefault("etcd-clients", "16,64").split(",")).map(Integer::valueOf).toList(),
                 duration(given.getOrDefault("retention-run", "10m")),
-                Integer.parseInt(given.getOrDefault("flood-rate", "300")));
+                Integer.parseInt(given.getOrDefault("flood-rate", "300")),
+                switch (given.getOrDefault("limits", "defaults")) {
+                    case "defaults" -> false;
+                    case "off" -> true;
+                    default -> throw new IllegalArgumentException("--limits is defaults or off\n" + USAGE);
+                });
         for (String known : List.of("workloads", "clients", "jit", "warmup", "duration", "keys", "renew-leases", "scale",
                 "expiry-leases", "pool-size", "ceiling", "etcd-beside", "service", "service-jvm", "report", "etcd", "etcd-dir", "etcd-clients",
-                "retention-run", "flood-rate")) {
+                "retention-run", "flood-rate", "limits")) {
             given.remove(known);
         }
         if (!given.isEmpty()) {

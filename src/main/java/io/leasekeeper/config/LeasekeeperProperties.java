@@ -193,42 +193,41 @@ public record LeasekeeperProperties(
     }
 
     /**
-     * What one tenant may take (contract 1.1, "Tenant limits"). {@code maxActiveLeasesPerTenant} caps the
-     * tenant's active leases, counted from the database at most every {@code quotaRefresh} on each instance
-     * (plus the grants this instance made since), so that no acquire contends on a shared counter row.
-     * {@code requestsPerSecondPerTenant} (0: no limit) refills a per-tenant bucket of {@code requestBurstPerTenant}
-     * requests on each instance: a tenant's flood is refused with 429 before it reaches the database.
-     * {@code poolSharePerTenant} is the fraction of the connection pool one tenant's requests may hold at once
-     * (1: no bound), so that one tenant's slow or many requests leave connections to the others.
-     * {@code requestsInProgressPerTenant} is how many of one tenant's requests an instance works on at once
-     * (0, the default: its processors, at least 2); the tenant's further requests wait their turn, so that one
-     * tenant's many requests do not queue ahead of another's for the processors and the database.
+     * What one tenant may take (contract 1.1, "Tenant limits", and 1.2, "Load a client caused is never a 5xx"), each
+     * default with its reason in docs/operations.md. {@code maxActiveLeasesPerTenant} caps the tenant's active leases,
+     * counted from the database at most every {@code quotaRefresh} on each instance (plus the grants this instance
+     * made since), so that no acquire contends on a shared counter row. {@code requestsPerSecondPerTenant} (0, the
+     * default: no limit) refills a per-tenant bucket of {@code requestBurstPerTenant} requests on each instance (0,
+     * the default: one second of the rate). {@code requestsInProgress} is how many requests an instance works on at
+     * once, shared fairly among the tenants asking (0, the default: the connection pool's size);
+     * {@code queuePerTenant} bounds the requests of one tenant waiting for a slot, and {@code queueTimeout} how long
+     * one waits, before it answers 429 TENANT_BUSY.
      */
     public record Limits(
             @DefaultValue("10000") int maxActiveLeasesPerTenant,
             @DefaultValue("1s") Duration quotaRefresh,
-            @DefaultValue("2000") int requestsPerSecondPerTenant,
-            @DefaultValue("4000") int requestBurstPerTenant,
-            @DefaultValue("0.5") double poolSharePerTenant,
-            @DefaultValue("0") int requestsInProgressPerTenant) {
+            @DefaultValue("0") int requestsPerSecondPerTenant,
+            @DefaultValue("0") int requestBurstPerTenant,
+            @DefaultValue("0") int requestsInProgress,
+            @DefaultValue("256") int queuePerTenant,
+            @DefaultValue("2s") Duration queueTimeout) {
 
         public Limits {
             require(maxActiveLeasesPerTenant >= 1, "leasekeeper.limits.max-active-leases-per-tenant must be at least 1");
             require(!quotaRefresh.isNegative() && !quotaRefresh.isZero() && quotaRefresh.toSeconds() <= 60,
                     "leasekeeper.limits.quota-refresh must be within (0, 60s]");
             require(requestsPerSecondPerTenant >= 0, "leasekeeper.limits.requests-per-second-per-tenant must not be negative");
-            require(requestsPerSecondPerTenant == 0 || requestBurstPerTenant >= requestsPerSecondPerTenant,
+            require(requestBurstPerTenant >= 0, "leasekeeper.limits.request-burst-per-tenant must not be negative");
+            require(requestBurstPerTenant == 0 || requestBurstPerTenant >= requestsPerSecondPerTenant,
                     "leasekeeper.limits.request-burst-per-tenant must be at least requests-per-second-per-tenant");
-            require(poolSharePerTenant > 0 && poolSharePerTenant <= 1,
-                    "leasekeeper.limits.pool-share-per-tenant must be within (0, 1]");
-            require(requestsInProgressPerTenant >= 0,
-                    "leasekeeper.limits.requests-in-progress-per-tenant must not be negative");
+            require(requestsInProgress >= 0, "leasekeeper.limits.requests-in-progress must not be negative");
+            require(queuePerTenant >= 0, "leasekeeper.limits.queue-per-tenant must not be negative");
+            require(!queueTimeout.isNegative(), "leasekeeper.limits.queue-timeout must not be negative");
         }
 
-        /** Requests of one tenant an instance works on at once: as set, or (0) its processors, at least 2. */
-        public int requestsInProgress() {
-            return requestsInProgressPerTenant > 0 ? requestsInProgressPerTenant
-                    : Math.max(2, Runtime.getRuntime().availableProcessors());
+        /** The bucket's size: as set, or (0) one second of the rate. */
+        public int burst() {
+            return requestBurstPerTenant > 0 ? requestBurstPerTenant : requestsPerSecondPerTenant;
         }
     }
 

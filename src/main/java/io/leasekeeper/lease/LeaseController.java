@@ -173,7 +173,8 @@ class LeaseController {
     @ProblemCodes({VALIDATION_FAILED, LEASE_NOT_FOUND})
     LeaseView inspect(@PathVariable String leaseId,
                       @Parameter(description = "0..leasekeeper.wait.max (30 by default); absent or 0: answer at once.")
-                      @RequestParam(required = false) Integer waitSeconds, Caller caller) {
+                      @RequestParam(required = false) Integer waitSeconds, Caller caller,
+                      HttpServletRequest request) {
         long arrived = System.nanoTime();
         UUID id = leaseId(leaseId);
         int wait = requests.watchSeconds(waitSeconds);
@@ -181,7 +182,7 @@ class LeaseController {
         if (wait == 0 || !read.lease().activeAt(read.now())) {
             return LeaseView.of(read.lease(), read.now());
         }
-        return waiting.watch(id, caller, wait, arrived, read);
+        return waiting.watch(id, caller, wait, arrived, read, () -> ClientConnections.closedByClient(request));
     }
 
     /** targetType, target and actor are required, though taken as optional: one 400 names every one missing. */

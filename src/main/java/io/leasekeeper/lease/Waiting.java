@@ -1,9 +1,11 @@
 package io.leasekeeper.lease;
 
 import io.leasekeeper.idempotency.IdempotencyStore;
-import io.leasekeeper.limits.TenantTurns;
+import io.leasekeeper.limits.TenantSlots;
 import io.leasekeeper.security.Caller;
 import io.leasekeeper.wait.KeyWaiters;
+import io.leasekeeper.web.ApiException;
+import io.leasekeeper.web.ErrorCode;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -74,8 +76,8 @@ class Waiting {
                                                    IdempotencyStore.Request idempotency,
                               long arrivedNanos, Attempt attempt, BooleanSupplier clientGone) {
         long deadline = arrivedNanos + TimeUnit.SECONDS.toNanos(command.waitSeconds());
-        Optional<KeyWaiters.Waiter> admitted = waiters.acquirer();
-        if (admitted.isEmpty()) { // at the cap, or shutting down: answered as a non-waiting acquire
+        Optional<KeyWaiters.Waiter> admitted = admit(() -> waiters.acquirer(caller.tenant()));
+        if (admitted.isEmpty()) { // waiting off, or shutting down: answered as a non-waiting acquire
             return attempt.run(() -> operations.acquireIfFree(command, caller));
         }
         try (KeyWaiters.Waiter waiter = admitted.get()) {
@@ -125,14 +127,18 @@ class Waiting {
                 record("acquire", "gone", arrivedNanos);
                 return tried;
             }
-            if (wake == KeyWaiters.Wake.CLOSING || System.nanoTime() - deadline >= 0) {
+            boolean evicted = wake == KeyWaiters.Wake.EVICTED;
+            if (wake == KeyWaiters.Wake.CLOSING || evicted || System.nanoTime() - deadline >= 0) {
                 IdempotentCalls.Outcome<AcquireResult> last =
                         attempt.run(() -> operations.leaveQueue(command, caller, id));
                 if (granted(last)) {
                     waiter.tookKey();
                 }
-                record("acquire", granted(last) ? "granted" : wake == KeyWaiters.Wake.CLOSING ? "shutdown"
-                        : "deadline", arrivedNanos);
+                record("acquire", granted(last) ? "granted" : evicted ? "evicted"
+                        : wake == KeyWaiters.Wake.CLOSING ? "shutdown" : "deadline", arrivedNanos);
+                if (evicted && !granted(last)) {
+                    throw tenantBusy(); // a refusal: nothing is remembered under an Idempotency-Key
+                }
                 return last;
             }
             if (wake == KeyWaiters.Wake.TIMED_OUT && System.nanoTime() - tryAt < 0) {
@@ -152,10 +158,12 @@ class Waiting {
      * Answers the lease once it is no longer active (released, revoked, expired by time), or as it is when
      * {@code waitSeconds} pass; a renew does not end the wait.
      */
-    LeaseView watch(UUID leaseId, Caller caller, int waitSeconds, long arrivedNanos, LeaseStore.AtTime first) {
+    LeaseView watch(UUID leaseId, Caller caller, int waitSeconds, long arrivedNanos, LeaseStore.AtTime first,
+                    BooleanSupplier clientGone) {
         long deadline = arrivedNanos + TimeUnit.SECONDS.toNanos(waitSeconds);
         Optional<Long> keyId = operations.watchKeyOfLease(leaseId, caller.tenant(), waitSeconds + 1);
-        Optional<KeyWaiters.Waiter> joined = keyId.flatMap(id -> waiters.watch(id, arrivedNanos));
+        Optional<KeyWaiters.Waiter> joined = keyId.isEmpty() ? Optional.empty()
+                : admit(() -> waiters.watch(caller.tenant(), keyId.get(), arrivedNanos));
         if (joined.isEmpty()) {
             return LeaseView.of(first.lease(), first.now());
         }
@@ -173,8 +181,22 @@ class Waiting {
                     record("watch", "deadline", arrivedNanos);
                     return LeaseView.of(lease, read.now());
                 }
-                long expiry = readAt + TimeUnit.MILLISECONDS.toNanos(lease.remainingMillisAt(read.now()));
-                if (await(waiter, earliest(deadline, expiry, waiters.retryByNanos(now))) == KeyWaiters.Wake.CLOSING) {
+                long readAgainAt = earliest(earliest(deadline, waiters.retryByNanos(now)),
+                        readAt + TimeUnit.MILLISECONDS.toNanos(lease.remainingMillisAt(read.now())));
+                KeyWaiters.Wake wake;
+                do { // woken only to look at the client, until the key is freed or it is time to read again
+                    wake = await(waiter, earliest(readAgainAt, System.nanoTime() + CLIENT_CHECK_NANOS));
+                    if (wake == KeyWaiters.Wake.EVICTED) {
+                        record("watch", "evicted", arrivedNanos);
+                        throw tenantBusy();
+                    }
+                    if (clientGone.getAsBoolean()) {
+                        // Nobody will read the answer: the place goes back to the instance now, not at the deadline.
+                        record("watch", "gone", arrivedNanos);
+                        return LeaseView.of(lease, read.now());
+                    }
+                } while (wake == KeyWaiters.Wake.TIMED_OUT && System.nanoTime() - readAgainAt < 0);
+                if (wake == KeyWaiters.Wake.CLOSING) {
                     LeaseStore.AtTime last = store.byId(leaseId, caller.tenant()).orElse(read);
                     record("watch", "shutdown", arrivedNanos);
                     return LeaseView.of(last.lease(), last.now());
@@ -183,17 +205,27 @@ class Waiting {
         }
     }
 
-    /** A wait gives up the request's turn among its tenant's ({@link TenantTurns}): it holds nothing meanwhile. */
+    /** A wait gives up the request's slot ({@link TenantSlots}): it holds nothing meanwhile. */
     private static KeyWaiters.Wake await(KeyWaiters.Waiter waiter, long untilNanos) {
-        return TenantTurns.aside(() -> waiter.await(untilNanos));
+        return TenantSlots.aside(() -> waiter.await(untilNanos));
     }
 
     private static long earliest(long a, long b) {
         return b - a < 0 ? b : a;
     }
 
-    private static long earliest(long a, long b, long c) {
-        return earliest(earliest(a, b), c);
+    /** A place among the instance's waiters; a tenant holding its share of a full cap is answered at once. */
+    private static Optional<KeyWaiters.Waiter> admit(Supplier<Optional<KeyWaiters.Waiter>> admission) {
+        try {
+            return admission.get();
+        } catch (KeyWaiters.OverShare e) {
+            throw tenantBusy();
+        }
+    }
+
+    private static ApiException tenantBusy() {
+        return new ApiException(ErrorCode.TENANT_BUSY, "The instance keeps as many waiting requests as it may and the"
+                + " tenant holds its share of them; retry after 1 s.", 1);
     }
 
     private void record(String kind, String outcome, long arrivedNanos) {

@@ -11,7 +11,7 @@ final class TenantLimits {
 
     static Counter refusals(MeterRegistry registry, String limit) {
         return Counter.builder("leasekeeper.limits.refused")
-                .description("Requests refused by a tenant limit (429; 503 for no turn in time), by limit")
+                .description("Requests refused by a tenant limit (429), by limit")
                 .tag("limit", limit).register(registry);
     }
 }

@@ -22,8 +22,9 @@ import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
 import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 
 /**
- * The per-tenant request rate of this instance: a Bucket4j token bucket per tenant ({@code requestBurstPerTenant}
- * requests, refilled at {@code requestsPerSecondPerTenant}), taken from before the handler runs, so a refused
+ * The per-tenant request rate of this instance, when one is set (none by default: the slots share the instance
+ * fairly without it): a Bucket4j token bucket per tenant ({@code burst} requests, one second of the rate unless
+ * set, refilled at {@code requestsPerSecondPerTenant}), taken from before the handler runs, so a refused
  * request reaches no database. A refusal is 429 RATE_LIMITED with {@code Retry-After} (the bucket's wait for its
  * next token, rounded up). The buckets of tenants idle for a minute are forgotten: they would be full anyway.
  */
@@ -38,7 +39,7 @@ class TenantRateLimit implements HandlerInterceptor, WebMvcConfigurer {
 
     TenantRateLimit(LeasekeeperProperties properties, MeterRegistry registry) {
         this.perSecond = properties.limits().requestsPerSecondPerTenant();
-        this.burst = properties.limits().requestBurstPerTenant();
+        this.burst = properties.limits().burst();
         this.refused = TenantLimits.refusals(registry, "rate");
     }
 

@@ -10,6 +10,7 @@ import static io.leasekeeper.web.ErrorCode.METHOD_NOT_ALLOWED;
 import static io.leasekeeper.web.ErrorCode.NOT_ACCEPTABLE;
 import static io.leasekeeper.web.ErrorCode.NOT_FOUND;
 import static io.leasekeeper.web.ErrorCode.RATE_LIMITED;
+import static io.leasekeeper.web.ErrorCode.TENANT_BUSY;
 import static io.leasekeeper.web.ErrorCode.REQUEST_REJECTED;
 import static io.leasekeeper.web.ErrorCode.REQUEST_TOO_LARGE;
 import static io.leasekeeper.web.ErrorCode.UNAUTHENTICATED;
@@ -58,11 +59,11 @@ final class ContractAnswers implements OperationCustomizer {
     static final String PROBLEM_SCHEMA = "#/components/schemas/Problem";
 
     /**
-     * No or a bad token, a token without the scope, the tenant's request rate exceeded, PostgreSQL away, a bug:
-     * possible on every operation.
+     * No or a bad token, a token without the scope, the tenant's request rate exceeded, the instance busy with the
+     * tenant's share, PostgreSQL away, a bug: possible on every operation.
      */
-    static final Set<ErrorCode> EVERY_OPERATION =
-            EnumSet.of(UNAUTHENTICATED, INSUFFICIENT_SCOPE, RATE_LIMITED, INTERNAL_ERROR, DATABASE_UNAVAILABLE);
+    static final Set<ErrorCode> EVERY_OPERATION = EnumSet.of(UNAUTHENTICATED, INSUFFICIENT_SCOPE, RATE_LIMITED,
+            TENANT_BUSY, INTERNAL_ERROR, DATABASE_UNAVAILABLE);
     /** Refused before the body is read. */
     static final Set<ErrorCode> WITH_BODY = EnumSet.of(REQUEST_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE);
     /** A malformed key is a 400; a key reused for another request a 422. */
@@ -189,7 +190,7 @@ final class ContractAnswers implements OperationCustomizer {
                         new MediaType().schema(new Schema<>().$ref(PROBLEM_SCHEMA)).examples(examples)));
         response.addHeaderObject(TraceIds.TRACE_ID_HEADER, header(TraceIds.TRACE_ID_HEADER));
         if (codes.contains(LEASE_HELD) || codes.contains(LOCK_DELAYED) || codes.contains(RATE_LIMITED)
-                || codes.contains(DATABASE_UNAVAILABLE)) {
+                || codes.contains(TENANT_BUSY) || codes.contains(DATABASE_UNAVAILABLE)) {
             response.addHeaderObject(HttpHeaders.RETRY_AFTER, header(HttpHeaders.RETRY_AFTER));
         }
         return response;

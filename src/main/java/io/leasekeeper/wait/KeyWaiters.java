@@ -5,10 +5,13 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.SequencedSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -40,8 +43,12 @@ import org.springframework.stereotype.Component;
  *   <li>A wake-up is never lost: a waiter joins giving the time its last try began; a key freed since then
  *       (as notified) wakes it at once. A transaction that frees the key after that try commits after it,
  *       because both hold the key's row lock, so its notification comes after the try began.</li>
- *   <li>At most {@code leasekeeper.wait.max-waiters} wait at once; beyond that {@link #queue} and
- *       {@link #watch} return empty, and the request is answered as a non-waiting one.</li>
+ *   <li>At most {@code leasekeeper.wait.max-waiters} wait at once, shared among the tenants that wait: a tenant
+ *       alone may take them all, and when they are all taken a tenant below its share ({@code max-waiters} divided
+ *       by the tenants waiting) takes the place of the newest waiter of the tenant holding the most, which wakes
+ *       with {@link Wake#EVICTED} and answers 429 TENANT_BUSY; a tenant at its share is refused at once
+ *       ({@link OverShare}). With {@code max-waiters} 0 nobody waits: a waiting request is answered as a
+ *       non-waiting one.</li>
  *   <li>On shutdown every waiter is woken with {@link Wake#CLOSING} and answers before the web server's
  *       graceful shutdown waits for the requests in flight (this lifecycle's phase is later, so it stops first).</li>
  * </ul>
@@ -50,7 +57,14 @@ import org.springframework.stereotype.Component;
 public class KeyWaiters implements SmartLifecycle {
 
     /** Why {@link Waiter#await} returned. */
-    public enum Wake { FREED, GRANTED, TIMED_OUT, CLOSING }
+    public enum Wake { FREED, GRANTED, TIMED_OUT, CLOSING, EVICTED }
+
+    /** The tenant holds its share of the waiter places, which are all taken: its request is answered at once. */
+    public static final class OverShare extends RuntimeException {
+        OverShare() {
+            super("the tenant holds its share of the instance's waiter places", null, false, false);
+        }
+    }
 
     /** How long a notification is remembered for a waiter that joins just after it (milliseconds apart). */
     private static final long REMEMBER_FREED_NANOS = TimeUnit.SECONDS.toNanos(10);
@@ -62,6 +76,9 @@ public class KeyWaiters implements SmartLifecycle {
     private final Map<Long, Long> freedAt = new ConcurrentHashMap<>();
     private final AtomicInteger waiting = new AtomicInteger();
     private final AtomicInteger watching = new AtomicInteger();
+    /** The waiters holding a place, by tenant, oldest first; guarded by this object's monitor. */
+    private final Map<String, SequencedSet<Waiter>> placesByTenant = new HashMap<>();
+    private int places;
     private final int maxWaiters;
     private final long fallbackPollNanos;
     private final boolean notified;
@@ -82,19 +99,19 @@ public class KeyWaiters implements SmartLifecycle {
 
     /**
      * A waiting acquire, registered under a new id (its row's in the database's queue) before its first try;
-     * it joins its key's queue here with {@link Waiter#waitFor} once a try found the key busy. Empty at the cap
-     * or when shutting down.
+     * it joins its key's queue here with {@link Waiter#waitFor} once a try found the key busy. Empty when waiting
+     * is off or the service shuts down; throws {@link OverShare} when the tenant holds its share of a full cap.
      */
-    public Optional<Waiter> acquirer() {
-        return admit(true).map(waiter -> {
+    public Optional<Waiter> acquirer(String tenant) {
+        return admit(true, tenant).map(waiter -> {
             acquirers.put(waiter.id, waiter);
             return waiter;
         });
     }
 
-    /** A watcher of the key, woken whenever it is freed; empty at the cap or when shutting down. */
-    public Optional<Waiter> watch(long keyId, long readAtNanos) {
-        return admit(false).map(waiter -> {
+    /** A watcher of the key, woken whenever it is freed; admitted as {@link #acquirer} is. */
+    public Optional<Waiter> watch(String tenant, long keyId, long readAtNanos) {
+        return admit(false, tenant).map(waiter -> {
             waiter.waitFor(keyId, readAtNanos);
             return waiter;
         });
@@ -166,16 +183,47 @@ public class KeyWaiters implements SmartLifecycle {
         return waiting.get() + watching.get();
     }
 
-    private Optional<Waiter> admit(boolean acquirer) {
-        AtomicInteger counter = acquirer ? waiting : watching;
-        if (closing || counter.incrementAndGet() + (acquirer ? watching : waiting).get() > maxWaiters) {
-            counter.decrementAndGet();
+    private synchronized Optional<Waiter> admit(boolean acquirer, String tenant) {
+        if (closing || maxWaiters == 0) {
             return Optional.empty();
         }
-        return Optional.of(new Waiter(acquirer));
+        SequencedSet<Waiter> mine = placesByTenant.get(tenant);
+        if (places >= maxWaiters) {
+            int share = Math.max(1, maxWaiters / (placesByTenant.size() + (mine == null ? 1 : 0)));
+            SequencedSet<Waiter> most = null;
+            for (SequencedSet<Waiter> theirs : placesByTenant.values()) {
+                if (most == null || theirs.size() > most.size()) {
+                    most = theirs;
+                }
+            }
+            if ((mine != null && mine.size() >= share) || most == null || most.size() <= share) {
+                throw new OverShare();
+            }
+            Waiter newest = most.getLast();
+            givePlaceUp(newest);
+            newest.evicted = true;
+            newest.signal.release();
+        }
+        Waiter waiter = new Waiter(acquirer, tenant);
+        placesByTenant.computeIfAbsent(tenant, t -> new LinkedHashSet<>()).add(waiter);
+        places++;
+        (acquirer ? waiting : watching).incrementAndGet();
+        return Optional.of(waiter);
+    }
+
+    /** The waiter's place is free for another (at most once: when it was evicted, or when it leaves). */
+    private synchronized void givePlaceUp(Waiter waiter) {
+        SequencedSet<Waiter> theirs = placesByTenant.get(waiter.tenant);
+        if (theirs != null && theirs.remove(waiter)) {
+            places--;
+            if (theirs.isEmpty()) {
+                placesByTenant.remove(waiter.tenant);
+            }
+        }
     }
 
     private void leave(Waiter waiter) {
+        givePlaceUp(waiter);
         if (waiter.keyId != NO_KEY) {
             keys.computeIfPresent(waiter.keyId, (id, queue) -> queue.remove(waiter));
         }
@@ -243,6 +291,7 @@ public class KeyWaiters implements SmartLifecycle {
     public final class Waiter implements AutoCloseable {
         private final UUID id = UUID.randomUUID();
         private final boolean acquirer;
+        private final String tenant;
         private final Semaphore signal = new Semaphore(0);
         private volatile long keyId = NO_KEY;
         /** Set (under the key's entry in the map) when this acquirer becomes the first of its key. */
@@ -251,9 +300,12 @@ public class KeyWaiters implements SmartLifecycle {
         private volatile boolean granted;
         /** Set when this acquirer leaves holding the key: its successor need not try it. */
         private volatile boolean tookKey;
+        /** Set when another tenant's waiter took this one's place: it answers at once. */
+        private volatile boolean evicted;
 
-        private Waiter(boolean acquirer) {
+        private Waiter(boolean acquirer, String tenant) {
             this.acquirer = acquirer;
+            this.tenant = tenant;
         }
 
         /**
@@ -293,13 +345,15 @@ public class KeyWaiters implements SmartLifecycle {
 
         /**
          * Sleeps until the key is freed (as notified, or because this waiter became the head), until
-         * {@code untilNanos} (System.nanoTime), or until the service shuts down.
+         * {@code untilNanos} (System.nanoTime), until another tenant's waiter takes its place, or until the service
+         * shuts down.
          */
         public Wake await(long untilNanos) {
             try {
                 boolean woken = signal.tryAcquire(Math.max(0, untilNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
                 signal.drainPermits();
-                return granted ? Wake.GRANTED : closing ? Wake.CLOSING : woken ? Wake.FREED : Wake.TIMED_OUT;
+                return granted ? Wake.GRANTED : closing ? Wake.CLOSING : evicted ? Wake.EVICTED
+                        : woken ? Wake.FREED : Wake.TIMED_OUT;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return Wake.CLOSING;

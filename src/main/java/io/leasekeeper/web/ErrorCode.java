@@ -31,6 +31,11 @@ public enum ErrorCode {
     QUOTA_EXCEEDED(HttpStatus.TOO_MANY_REQUESTS, "Quota exceeded"),
     /** The tenant sent more requests than this instance takes from it (leasekeeper.limits.requests-per-second-per-tenant). */
     RATE_LIMITED(HttpStatus.TOO_MANY_REQUESTS, "Rate limited"),
+    /**
+     * The instance is busy, and the tenant's queue for it is full or the request waited its share too long
+     * (leasekeeper.limits.*): load a client caused, never a 5xx.
+     */
+    TENANT_BUSY(HttpStatus.TOO_MANY_REQUESTS, "Tenant busy"),
     INTERNAL_ERROR(HttpStatus.INTERNAL_SERVER_ERROR, "Internal error"),
     /** PostgreSQL cannot be reached: nothing was decided, the client retries after Retry-After. */
     DATABASE_UNAVAILABLE(HttpStatus.SERVICE_UNAVAILABLE, "Database unavailable");

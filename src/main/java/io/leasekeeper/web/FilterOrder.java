@@ -23,10 +23,10 @@ public final class FilterOrder {
 
     /**
      * After the chain, the interceptors: a tenant's request rate first (a refused request waits for nothing), then
-     * its turn among its own requests.
+     * its slot among the instance's requests.
      */
     public static final int TENANT_RATE_LIMIT = 0;
-    public static final int TENANT_TURNS = TENANT_RATE_LIMIT + 1;
+    public static final int TENANT_SLOTS = TENANT_RATE_LIMIT + 1;
 
     private FilterOrder() {
     }

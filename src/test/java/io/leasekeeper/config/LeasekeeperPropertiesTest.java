@@ -49,12 +49,23 @@ class LeasekeeperPropertiesTest {
             // Contract 1.1: leasekeeper.limits.max-active-leases-per-tenant defaults to 10000.
             assertThat(p.limits().maxActiveLeasesPerTenant()).isEqualTo(10_000);
             assertThat(p.limits().quotaRefresh().toMillis()).isEqualTo(1000);
-            assertThat(p.limits().requestsPerSecondPerTenant()).isEqualTo(2000);
-            assertThat(p.limits().requestBurstPerTenant()).isEqualTo(4000);
-            assertThat(p.limits().poolSharePerTenant()).isEqualTo(0.5);
-            assertThat(p.limits().requestsInProgress())
-                    .isEqualTo(Math.max(2, Runtime.getRuntime().availableProcessors()));
+            // Contract 1.2: no per-tenant bound applies to a tenant alone; the slots are shared fairly.
+            assertThat(p.limits().requestsPerSecondPerTenant()).isZero();
+            assertThat(p.limits().requestsInProgress()).isZero();
+            assertThat(p.limits().queuePerTenant()).isEqualTo(256);
+            assertThat(p.limits().queueTimeout().toSeconds()).isEqualTo(2);
         });
+    }
+
+    @Test
+    void aRateSetAloneBringsABurstOfOneSecondOfIt() {
+        runner.withPropertyValues("leasekeeper.limits.requests-per-second-per-tenant=20").run(context ->
+                assertThat(context.getBean(LeasekeeperProperties.class).limits().burst()).isEqualTo(20));
+        runner.withPropertyValues("leasekeeper.limits.requests-per-second-per-tenant=20",
+                "leasekeeper.limits.request-burst-per-tenant=50").run(context ->
+                assertThat(context.getBean(LeasekeeperProperties.class).limits().burst()).isEqualTo(50));
+        runner.withPropertyValues("leasekeeper.limits.requests-per-second-per-tenant=20",
+                "leasekeeper.limits.request-burst-per-tenant=10").run(context -> assertThat(context).hasFailed());
     }
 
     @ParameterizedTest
@@ -84,10 +95,10 @@ class LeasekeeperPropertiesTest {
             "leasekeeper.limits.max-active-leases-per-tenant=0",
             "leasekeeper.limits.quota-refresh=0s",
             "leasekeeper.limits.requests-per-second-per-tenant=-1",
-            "leasekeeper.limits.request-burst-per-tenant=10",
-            "leasekeeper.limits.pool-share-per-tenant=0",
-            "leasekeeper.limits.pool-share-per-tenant=1.5",
-            "leasekeeper.limits.requests-in-progress-per-tenant=-1"})
+            "leasekeeper.limits.request-burst-per-tenant=-1",
+            "leasekeeper.limits.requests-in-progress=-1",
+            "leasekeeper.limits.queue-per-tenant=-1",
+            "leasekeeper.limits.queue-timeout=-1s"})
     void invalidSettingsFailStartUpNamingTheSetting(String setting) {
         runner.withPropertyValues(setting).run(context -> {
             assertThat(context).hasFailed();

@@ -413,8 +413,8 @@ class HelmChartTest extends IntegrationTest {
             "service.managementPort | 70000",
             "image.digest | latest",
             "networkPolicy.enabled | sometimes",
-            "leasekeeper.limits.poolSharePerTenant | 2",
-            "leasekeeper.limits.requestsInProgressPerTenant | -1",
+            "leasekeeper.limits.requestsInProgress | -1",
+            "leasekeeper.limits.queueTimeout | soon",
             "replicas | 3"})
     void theValuesSchemaRejectsABadValue(String key, String value) {
         assertThatThrownBy(() -> RenderedChart.render(template -> template.set(key, value)))

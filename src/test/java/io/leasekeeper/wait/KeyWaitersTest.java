@@ -1,6 +1,7 @@
 package io.leasekeeper.wait;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.leasekeeper.config.LeasekeeperProperties;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -23,16 +24,58 @@ class KeyWaitersTest {
 
     @BeforeEach
     void started() {
-        LeasekeeperProperties properties = new Binder(new MapConfigurationPropertySource(Map.of()))
+        waiters = started(Map.of());
+    }
+
+    private static KeyWaiters started(Map<String, String> settings) {
+        LeasekeeperProperties properties = new Binder(new MapConfigurationPropertySource(settings))
                 .bindOrCreate("leasekeeper", LeasekeeperProperties.class);
-        waiters = new KeyWaiters(properties, new SimpleMeterRegistry());
+        KeyWaiters waiters = new KeyWaiters(properties, new SimpleMeterRegistry());
         waiters.start();
         waiters.listening(true);
+        return waiters;
+    }
+
+    @Test
+    void aTenantAloneMayTakeEveryPlaceAndIsRefusedOnlyWhenTheyAreAllTaken() {
+        KeyWaiters capped = started(Map.of("leasekeeper.wait.max-waiters", "4"));
+        for (int i = 0; i < 4; i++) {
+            assertThat(capped.acquirer("a")).isPresent();
+        }
+        assertThatThrownBy(() -> capped.watch("a", KEY, System.nanoTime())).isInstanceOf(KeyWaiters.OverShare.class);
+        assertThat(capped.count()).isEqualTo(4);
+    }
+
+    @Test
+    void aTenantBelowItsShareOfAFullCapTakesThePlaceOfTheNewestWaiterOfTheTenantHoldingTheMost() {
+        KeyWaiters capped = started(Map.of("leasekeeper.wait.max-waiters", "4"));
+        List<KeyWaiters.Waiter> flood = new java.util.ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            KeyWaiters.Waiter w = capped.acquirer("flood").orElseThrow();
+            w.waitFor(KEY, System.nanoTime());
+            flood.add(w);
+        }
+        KeyWaiters.Waiter steady = capped.watch("steady", KEY, System.nanoTime()).orElseThrow();
+
+        assertThat(flood.getLast().await(System.nanoTime())).isEqualTo(KeyWaiters.Wake.EVICTED);
+        assertThat(flood.getFirst().await(System.nanoTime())).isEqualTo(KeyWaiters.Wake.TIMED_OUT);
+        assertThat(steady.await(System.nanoTime())).isEqualTo(KeyWaiters.Wake.TIMED_OUT);
+        // Two tenants wait: each may hold two places. The flood holds three, so the next steady waiter evicts
+        // again; a third of the flood's is refused, since the flood is over its share.
+        assertThat(capped.acquirer("steady")).isPresent();
+        assertThat(flood.get(2).await(System.nanoTime())).isEqualTo(KeyWaiters.Wake.EVICTED);
+        assertThatThrownBy(() -> capped.acquirer("flood")).isInstanceOf(KeyWaiters.OverShare.class);
+        assertThatThrownBy(() -> capped.acquirer("steady")).isInstanceOf(KeyWaiters.OverShare.class);
+
+        flood.getLast().close(); // an evicted waiter answering frees no second place
+        assertThatThrownBy(() -> capped.acquirer("steady")).isInstanceOf(KeyWaiters.OverShare.class);
+        flood.getFirst().close();
+        assertThat(capped.acquirer("flood")).as("a place freed by a waiter that answered").isPresent();
     }
 
     @Test
     void aWaiterThatJoinsWithNothingNotifiedIsNotWoken() {
-        KeyWaiters.Waiter waiter = waiters.acquirer().orElseThrow();
+        KeyWaiters.Waiter waiter = waiters.acquirer("t").orElseThrow();
         waiter.waitFor(KEY, System.nanoTime());
         assertThat(pending(waiter)).isEqualTo(KeyWaiters.Wake.TIMED_OUT);
     }
@@ -41,15 +84,15 @@ class KeyWaitersTest {
     void aKeyFreedSinceTheWaitersTryBeganWakesItWhenItJoins() {
         long triedAt = System.nanoTime();
         waiters.freed(List.of(new FreedKeys.Freed(KEY, null)));
-        KeyWaiters.Waiter waiter = waiters.acquirer().orElseThrow();
+        KeyWaiters.Waiter waiter = waiters.acquirer("t").orElseThrow();
         waiter.waitFor(KEY, triedAt);
         assertThat(pending(waiter)).isEqualTo(KeyWaiters.Wake.FREED);
     }
 
     @Test
     void aHandOverWakesOnlyTheWaiterItNamesEvenBeforeItJoinsItsKey() {
-        KeyWaiters.Waiter first = waiters.acquirer().orElseThrow();
-        KeyWaiters.Waiter named = waiters.acquirer().orElseThrow();
+        KeyWaiters.Waiter first = waiters.acquirer("t").orElseThrow();
+        KeyWaiters.Waiter named = waiters.acquirer("t").orElseThrow();
         first.waitFor(KEY, System.nanoTime());
         waiters.freed(List.of(new FreedKeys.Freed(KEY, named.id())));
         named.waitFor(KEY, System.nanoTime());
@@ -59,8 +102,8 @@ class KeyWaitersTest {
 
     @Test
     void aFreeKeyWakesTheHeadOnlyAndAHeadLeavingWithoutTheKeyMakesTheNextTry() {
-        KeyWaiters.Waiter head = waiters.acquirer().orElseThrow();
-        KeyWaiters.Waiter next = waiters.acquirer().orElseThrow();
+        KeyWaiters.Waiter head = waiters.acquirer("t").orElseThrow();
+        KeyWaiters.Waiter next = waiters.acquirer("t").orElseThrow();
         head.waitFor(KEY, System.nanoTime());
         next.waitFor(KEY, System.nanoTime());
         waiters.freed(List.of(new FreedKeys.Freed(KEY, null)));
@@ -75,8 +118,8 @@ class KeyWaitersTest {
 
     @Test
     void aHeadLeavingWithTheKeyMakesTheNextHeadWithoutATry() {
-        KeyWaiters.Waiter head = waiters.acquirer().orElseThrow();
-        KeyWaiters.Waiter next = waiters.acquirer().orElseThrow();
+        KeyWaiters.Waiter head = waiters.acquirer("t").orElseThrow();
+        KeyWaiters.Waiter next = waiters.acquirer("t").orElseThrow();
         head.waitFor(KEY, System.nanoTime());
         next.waitFor(KEY, System.nanoTime());
 

@@ -128,7 +128,7 @@ class WaitingAcquireTest extends WaitingTest {
 
         // Every connection back in the pool while the request still waits (a periodic job of the service,
         // such as the gauges' refresh, may borrow one for a moment: the pool is polled, not sampled once).
-        HikariDataSource pool = dataSource.unwrap(HikariDataSource.class); // under the tenants' pool shares
+        HikariDataSource pool = dataSource.unwrap(HikariDataSource.class);
         await().atMost(Duration.ofSeconds(5)).until(() -> pool.getHikariPoolMXBean().getActiveConnections() == 0);
         assertThat(waiting).isNotDone();
         assertThat(waiters.count()).isEqualTo(1);

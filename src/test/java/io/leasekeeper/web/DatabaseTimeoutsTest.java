@@ -2,6 +2,7 @@ package io.leasekeeper.web;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.leasekeeper.support.Api;
 import io.leasekeeper.support.IntegrationTest;
@@ -9,8 +10,12 @@ import io.leasekeeper.support.TestDatabase;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.dao.QueryTimeoutException;
 
 /**
@@ -20,10 +25,50 @@ import org.springframework.dao.QueryTimeoutException;
  */
 class DatabaseTimeoutsTest extends IntegrationTest {
 
+    @Autowired
+    DataSource dataSource;
+
     @Test
     void everyConnectionOfThePoolHasTheTimeouts() {
         assertThat(jdbc.sql("SHOW lock_timeout").query(String.class).single()).isEqualTo("2s");
         assertThat(jdbc.sql("SHOW statement_timeout").query(String.class).single()).isEqualTo("5s");
+        assertThat(jdbc.sql("SHOW idle_in_transaction_session_timeout").query(String.class).single()).isEqualTo("10s");
+        assertThat(jdbc.sql("SHOW tcp_keepalives_idle").query(String.class).single()).isEqualTo("10");
+        assertThat(jdbc.sql("SHOW tcp_keepalives_interval").query(String.class).single()).isEqualTo("5");
+        assertThat(jdbc.sql("SHOW tcp_keepalives_count").query(String.class).single()).isEqualTo("3");
+    }
+
+    /**
+     * A stalled instance (a frozen VM or process, a partition) looks to PostgreSQL like a session that sends
+     * nothing more inside its transaction. Here one of the service's own pooled sessions locks a key and sends
+     * nothing more: PostgreSQL ends it at idle_in_transaction_session_timeout (10 s), and the key's holder renews.
+     * Polled against a deadline, not timed.
+     */
+    @Test
+    void aSessionStalledInsideATransactionOnAKeyLosesItsLockWithinTheIdleBound() throws Exception {
+        var lease = acquire(writer("alice"), "nightly", "report", "pod-1", 60).body();
+        Connection stalled = dataSource.getConnection();
+        try {
+            stalled.setAutoCommit(false);
+            int pid;
+            try (PreparedStatement lock = stalled.prepareStatement(
+                    "SELECT pg_backend_pid() FROM lease_key WHERE tenant = ? FOR NO KEY UPDATE")) {
+                lock.setString(1, tenant);
+                var rows = lock.executeQuery();
+                assertThat(rows.next()).isTrue();
+                pid = rows.getInt(1);
+            }
+            // The instance stalls here: nothing more is sent on the session.
+            await().atMost(Duration.ofSeconds(25)).pollInterval(Duration.ofMillis(200)).until(() -> jdbc.sql(
+                    "SELECT count(*) FROM pg_stat_activity WHERE pid = :pid").param("pid", pid).query(Long.class)
+                    .single() == 0);
+            assertThat(renew(writer("alice"), lease.get("leaseId").asString(), lease.get("fencingToken").asLong())
+                    .status()).as("the key's lock went with the session").isEqualTo(200);
+            assertThatThrownBy(() -> stalled.createStatement().execute("SELECT 1"))
+                    .as("the stalled session was ended").isInstanceOf(SQLException.class);
+        } finally {
+            stalled.close();
+        }
     }
 
     @Test

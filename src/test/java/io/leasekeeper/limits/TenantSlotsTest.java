@@ -24,20 +24,19 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.test.context.TestPropertySource;
 
 /**
- * One request of a tenant in progress at a time here: while it is held (its statement waits on a key's row lock
- * that another session holds), the tenant's next request waits for the turn and, after the wait (the pool's
- * connection timeout, 1 s here), answers 503 DATABASE_UNAVAILABLE with Retry-After as a request that found no
- * connection does, changing nothing; another tenant is served meanwhile. A request that
- * waits for a key gives its turn up while it waits. Events are ordered by the service's own counts (requests
- * waiting for a turn, sessions waiting on the lock, waiters), never by sleeping.
+ * One request in progress at a time on this instance here: while it is held (its statement waits on a key's row
+ * lock that another session holds), the next request, of its tenant or another, waits in its tenant's queue and,
+ * after the queue's timeout (1 s here), answers 429 TENANT_BUSY with Retry-After, changing nothing: load a client
+ * caused, never a 5xx. A request that waits for a key gives its slot up while it waits. Events are ordered by the
+ * service's own counts (requests queued, sessions waiting on the lock, waiters), never by sleeping. The sharing
+ * rules themselves are FairSlotsTest's.
  */
-@TestPropertySource(properties = {"leasekeeper.limits.requests-in-progress-per-tenant=1",
-        "spring.datasource.hikari.connection-timeout=1000",
+@TestPropertySource(properties = {"leasekeeper.limits.requests-in-progress=1", "leasekeeper.limits.queue-timeout=1s",
         "spring.datasource.hikari.data-source-properties.options=-c lock_timeout=30s"})
-class TenantTurnsTest extends IntegrationTest {
+class TenantSlotsTest extends IntegrationTest {
 
     @Autowired
-    TenantTurns turns;
+    TenantSlots slots;
 
     @Autowired
     KeyWaiters waiters;
@@ -53,8 +52,8 @@ class TenantTurnsTest extends IntegrationTest {
     }
 
     @Test
-    void aTenantsNextRequestWaitsForItsTurnThenIsRefusedWhileOtherTenantsAreServed() throws Exception {
-        assertThat(turns.turns()).isEqualTo(1);
+    void aRequestThatWaitedItsTenantsShareTooLongAnswers429TenantBusyAndChangesNothing() throws Exception {
+        assertThat(slots.slots()).isEqualTo(1);
         double refusedBefore = refused();
         String tenantA = tenant;
         String alice = writer("alice");
@@ -72,29 +71,27 @@ class TenantTurnsTest extends IntegrationTest {
             CompletableFuture<Api.Response> held = CompletableFuture.supplyAsync(() -> renew(alice, leaseId, token), clients);
             await().atMost(Duration.ofSeconds(30)).until(() -> lockWaiters() == 1);
 
-            CompletableFuture<Api.Response> next = CompletableFuture.supplyAsync(
-                    () -> acquire(alice, "other", "report", "pod-2", 60), clients);
-            await().atMost(Duration.ofSeconds(30)).until(() -> turns.waiting(tenantA) == 1);
-
             tenant = "t-other-" + tenantA;
-            Api.Response other = acquire(writer("bob"), "nightly", "report", "pod-1", 60);
-            assertThat(other.status()).as("another tenant served while A's turn is taken").isEqualTo(201);
+            CompletableFuture<Api.Response> other = CompletableFuture.supplyAsync(
+                    () -> acquire(writer("bob"), "nightly", "report", "pod-1", 60), clients);
+            await().atMost(Duration.ofSeconds(30)).until(() -> slots.queued(tenant) == 1);
 
-            Api.Response refused = next.get(30, TimeUnit.SECONDS);
-            assertThat(held).as("the request holding the turn still waits on the lock").isNotDone();
+            Api.Response refused = other.get(30, TimeUnit.SECONDS);
+            assertThat(held).as("the request holding the slot still waits on the lock").isNotDone();
             blocker.rollback();
 
-            assertThat(refused.status()).isEqualTo(503);
+            assertThat(refused.status()).isEqualTo(429);
             assertThat(refused.header("Content-Type")).startsWith("application/problem+json");
-            assertThat(refused.body().get("code").asString()).isEqualTo("DATABASE_UNAVAILABLE");
+            assertThat(refused.body().get("code").asString()).isEqualTo("TENANT_BUSY");
             assertThat(refused.header("Retry-After")).isEqualTo("1");
             assertThat(refused() - refusedBefore).isEqualTo(1);
             assertThat(held.get(30, TimeUnit.SECONDS).status()).isEqualTo(200);
+            assertThat(jdbc.sql("SELECT count(*) FROM lease_key WHERE tenant = :tenant").param("tenant", tenant)
+                    .query(Long.class).single()).as("the refused acquire changed nothing").isZero();
+            assertThat(acquire(writer("bob"), "nightly", "report", "pod-1", 60).status())
+                    .as("the slot came back").isEqualTo(201);
         }
         tenant = tenantA;
-        assertThat(jdbc.sql("SELECT count(*) FROM lease_key WHERE tenant = :tenant AND target_value = 'other'")
-                .param("tenant", tenantA).query(Long.class).single()).as("the refused acquire changed nothing").isZero();
-        assertThat(acquire(alice, "other", "report", "pod-2", 60).status()).as("the turn came back").isEqualTo(201);
     }
 
     @Test
@@ -106,18 +103,18 @@ class TenantTurnsTest extends IntegrationTest {
                 () -> api.post("/v1/leases", writer("bob"), waitingBody), clients);
         await().atMost(Duration.ofSeconds(10)).until(() -> waiters.count() == 1);
 
-        // The tenant's only turn is free while bob waits: alice's release is served at once, not after 1 s.
+        // The instance's only slot is free while bob waits: alice's release is served at once, not refused after 1 s.
         Api.Response released = release(writer("alice"), held.body().get("leaseId").asString(),
                 held.body().get("fencingToken").asLong());
         assertThat(released.status()).isEqualTo(200);
 
         Api.Response granted = waiting.get(20, TimeUnit.SECONDS);
-        assertThat(granted.status()).as("the waiter took its turn back and was granted").isEqualTo(201);
+        assertThat(granted.status()).as("the waiter took its slot back and was granted").isEqualTo(201);
         assertThat(granted.body().get("holder").asString()).isEqualTo("b");
     }
 
     private double refused() {
-        return meters.get("leasekeeper.limits.refused").tag("limit", "in-progress").counter().count();
+        return meters.get("leasekeeper.limits.refused").tag("limit", "queue-timeout").counter().count();
     }
 
     private long lockWaiters() {

@@ -1,0 +1,126 @@
+package io.leasekeeper.limits;
+
+import io.leasekeeper.config.LeasekeeperProperties;
+import io.leasekeeper.security.TenantAttribute;
+import io.leasekeeper.web.ApiException;
+import io.leasekeeper.web.ErrorCode;
+import io.leasekeeper.web.FilterOrder;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.util.function.Supplier;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.web.context.request.RequestAttributes;
+import org.springframework.web.context.request.RequestContextHolder;
+import org.springframework.web.servlet.HandlerInterceptor;
+import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
+import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
+
+/**
+ * How an instance shares its work among tenants (contract 1.2, "Load a client caused is never a 5xx"): it works on
+ * at most {@code leasekeeper.limits.requests-in-progress} requests at once (by default its connection pool's size:
+ * each request needs a connection, and more in flight would only queue for one), and hands those slots out fairly
+ * ({@link FairSlots}). A tenant alone may take every slot; tenants that compete get equal shares, and a tenant's
+ * excess waits in its own queue. A request takes its slot after the rate limit admitted it and before the handler
+ * runs, and gives it back when it completes. A request its tenant's queue has no room for, or that waited
+ * {@code queue-timeout} for a slot, answers 429 TENANT_BUSY with {@code Retry-After}: load a client caused, never
+ * a 5xx. Since a tenant queues only behind the instance's other work, a tenant alone sees TENANT_BUSY only when the
+ * instance is saturated. A request that waits for a key or a lease's end ({@link #aside}) gives its slot up while
+ * it waits.
+ */
+@Configuration(proxyBeanMethods = false)
+public class TenantSlots implements HandlerInterceptor, WebMvcConfigurer {
+
+    private static final String SLOT = TenantSlots.class.getName() + ".slot";
+
+    /** The slot a request holds: whose, and where it goes back. */
+    private record Slot(FairSlots slots, String tenant) {
+    }
+
+    private final FairSlots slots;
+    private final long queueTimeoutNanos;
+    private final Counter queueFull;
+    private final Counter waitedTooLong;
+
+    TenantSlots(LeasekeeperProperties properties, MeterRegistry registry,
+                @Value("${spring.datasource.hikari.maximum-pool-size:10}") int poolSize) {
+        LeasekeeperProperties.Limits limits = properties.limits();
+        this.slots = new FairSlots(limits.requestsInProgress() > 0 ? limits.requestsInProgress() : poolSize,
+                limits.queuePerTenant());
+        this.queueTimeoutNanos = limits.queueTimeout().toNanos();
+        this.queueFull = TenantLimits.refusals(registry, "queue-full");
+        this.waitedTooLong = TenantLimits.refusals(registry, "queue-timeout");
+        Gauge.builder("leasekeeper.limits.slots", slots, FairSlots::slots)
+                .description("Requests this instance works on at once (leasekeeper.limits.requests-in-progress)")
+                .register(registry);
+        Gauge.builder("leasekeeper.limits.in.progress", slots, FairSlots::inUse)
+                .description("Requests holding one of the instance's slots now").register(registry);
+        Gauge.builder("leasekeeper.limits.queued", slots, FairSlots::queued)
+                .description("Requests waiting in their tenant's queue for a slot now").register(registry);
+    }
+
+    @Override
+    public void addInterceptors(InterceptorRegistry registry) {
+        registry.addInterceptor(this).addPathPatterns("/v1/**").order(FilterOrder.TENANT_SLOTS);
+    }
+
+    /** The instance's slots, and the tenant's (for tests and diagnosis). */
+    int slots() {
+        return slots.slots();
+    }
+
+    int held(String tenant) {
+        return slots.held(tenant);
+    }
+
+    int queued(String tenant) {
+        return slots.queued(tenant);
+    }
+
+    @Override
+    public boolean preHandle(HttpServletRequest request, HttpServletResponse response, Object handler) {
+        if (!(request.getAttribute(TenantAttribute.NAME) instanceof String tenant)) {
+            return true; // not authenticated: security has answered, or will
+        }
+        try {
+            slots.take(tenant, queueTimeoutNanos);
+        } catch (FairSlots.RefusedException refused) {
+            boolean full = refused.reason() == FairSlots.Refused.QUEUE_FULL;
+            (full ? queueFull : waitedTooLong).increment();
+            throw new ApiException(ErrorCode.TENANT_BUSY, full
+                    ? "The instance is busy and the tenant has as many requests waiting for it as it may; retry after 1 s."
+                    : "The instance is busy and the request waited its share in time; retry after 1 s.", 1);
+        }
+        request.setAttribute(SLOT, new Slot(slots, tenant));
+        return true;
+    }
+
+    @Override
+    public void afterCompletion(HttpServletRequest request, HttpServletResponse response, Object handler, Exception ex) {
+        if (request.getAttribute(SLOT) instanceof Slot slot) {
+            request.removeAttribute(SLOT);
+            slot.slots().release(slot.tenant());
+        }
+    }
+
+    /**
+     * Runs a wait of the current request (for a key, for a lease's end) without its slot, so that other requests
+     * go ahead meanwhile, and takes a slot again before it goes on, however long that takes. Outside a request, or
+     * for a request without a slot, just runs the wait.
+     */
+    public static <T> T aside(Supplier<T> wait) {
+        RequestAttributes request = RequestContextHolder.getRequestAttributes();
+        if (request == null || !(request.getAttribute(SLOT, RequestAttributes.SCOPE_REQUEST) instanceof Slot slot)) {
+            return wait.get();
+        }
+        slot.slots().release(slot.tenant());
+        try {
+            return wait.get();
+        } finally {
+            slot.slots().takeBack(slot.tenant());
+        }
+    }
+}
