@@ -5,7 +5,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
 import java.util.List;
 import java.util.function.Function;
 import io.micrometer.core.instrument.Gauge;
@@ -24,18 +23,20 @@ import org.springframework.stereotype.Component;
  * The partitions of {@code lease_event} (migration V7): one per {@code partition-width} of lease acquisition times,
  * contiguous, made {@code partitions-ahead} widths ahead of the database clock at start (before the service takes
  * a request) and at every run of the retention job, and retired whole once every lease acquired before a
- * partition's upper bound has been over for the retention. Instances make partitions one at a time, in a
- * transaction holding a PostgreSQL advisory lock, so two replicas never make the same partition.
+ * partition's upper bound has been over for the retention. The database function that makes them holds a PostgreSQL
+ * advisory lock, so two replicas never make the same partition; a grant whose time is past them (the job has not
+ * run for that long) makes the one it needs with the same function, so an audit write never lacks a partition.
  */
 @Component
 public class EventPartitions implements InitializingBean {
 
     private static final Logger log = LoggerFactory.getLogger(EventPartitions.class);
 
-    /** The advisory lock of this job: any constant that no other user of the database takes. */
+    /**
+     * The advisory lock of making partitions (taken by lease_event_partitions_until): any constant that no other user
+     * of the database takes.
+     */
     static final long LOCK = 0x1ea5e_e7e47L;
-
-    private static final DateTimeFormatter NAME = DateTimeFormatter.ofPattern("uuuuMMdd_HHmmss_SSS").withZone(ZoneOffset.UTC);
 
     /**
      * The partitions, oldest first, with each one's upper bound (read back from its bound's text, in this session's
@@ -111,25 +112,19 @@ public class EventPartitions implements InitializingBean {
         }
     }
 
-    /** Makes partitions, contiguous from the newest, until they reach {@code partitions-ahead} widths past now. */
+    /**
+     * Makes partitions, contiguous from the newest, until they reach past {@code partitions-ahead} widths past now:
+     * the function lease_event_partitions_until (migration V14), which a grant also calls when its time is past them.
+     */
     public int makeAhead() {
-        return locked(db -> {
-            Instant now = now(db);
-            Instant wanted = now.plus(width.multipliedBy(ahead));
-            List<Partition> partitions = partitions(db);
-            Instant upper = partitions.isEmpty()
-                    ? alignedDown(now.minus(kept)) // only if an operator dropped them all
-                    : partitions.getLast().upper();
-            int made = 0;
-            while (upper.isBefore(wanted)) {
-                Instant next = alignedDown(upper).plus(width);
-                attach(db, upper, next);
-                upper = next;
-                made++;
-            }
-            this.horizon = upper;
-            return made;
-        });
+        JdbcClient db = JdbcClient.create(jdbc);
+        int made = db.sql("""
+                SELECT lease_event_partitions_until(lease_now() + make_interval(secs => :reach),
+                                                    make_interval(secs => :width))
+                """).param("reach", width.toSeconds() * ahead).param("width", width.toSeconds())
+                .query(Integer.class).single();
+        this.horizon = db.sql("SELECT upper FROM lease_event_horizon").query(OffsetDateTime.class).single().toInstant();
+        return made;
     }
 
     /**
@@ -172,54 +167,12 @@ public class EventPartitions implements InitializingBean {
                 rs.getObject("upper_bound", OffsetDateTime.class).toInstant(), rs.getBoolean("detaching"))).list();
     }
 
-    /**
-     * A new table attached as the partition [lower, upper): attaching locks the parent only against other schema
-     * changes (SHARE UPDATE EXCLUSIVE), where CREATE TABLE ... PARTITION OF would stop every insert meanwhile. The
-     * bounds are instants the service computed, never client input.
-     */
-    private void attach(JdbcClient db, Instant lower, Instant upper) {
-        String name = "lease_event_" + NAME.format(lower);
-        db.sql("CREATE TABLE IF NOT EXISTS " + name + " (LIKE lease_event INCLUDING DEFAULTS INCLUDING CONSTRAINTS)").update();
-        db.sql("ALTER TABLE lease_event ATTACH PARTITION " + name
-                + " FOR VALUES FROM ('" + lower + "') TO ('" + upper + "')").update();
-        log.debug("Audit partition {} made for leases acquired in [{}, {})", name, lower, upper);
-    }
-
-    private Instant alignedDown(Instant instant) {
-        long widthMillis = width.toMillis();
-        return Instant.ofEpochMilli(Math.floorDiv(instant.toEpochMilli(), widthMillis) * widthMillis);
-    }
-
     private static Instant now(JdbcClient db) {
         return db.sql("SELECT lease_now()").query(OffsetDateTime.class).single().toInstant();
     }
 
     private static OffsetDateTime at(Instant instant) {
         return instant.atOffset(ZoneOffset.UTC);
-    }
-
-    /**
-     * Runs {@code work} in one transaction holding this job's advisory lock (waiting for another instance's run to
-     * end). A transaction's lock, not a session's: through a pooler in transaction mode a session lock could stay
-     * with a server connection that this instance never reaches again (docs/deployment.md).
-     */
-    private <T> T locked(Function<JdbcClient, T> work) {
-        return jdbc.execute((ConnectionCallback<T>) connection -> {
-            boolean autoCommit = connection.getAutoCommit();
-            connection.setAutoCommit(false);
-            try {
-                JdbcClient db = JdbcClient.create(new SingleConnectionDataSource(connection, true));
-                db.sql("SELECT pg_advisory_xact_lock(:lock)").param("lock", LOCK).query().listOfRows();
-                T result = work.apply(db);
-                connection.commit();
-                return result;
-            } catch (RuntimeException | Error e) {
-                connection.rollback();
-                throw e;
-            } finally {
-                connection.setAutoCommit(autoCommit);
-            }
-        });
     }
 
     /** Runs {@code work} on one connection in autocommit: a concurrent detach cannot run inside a transaction. */

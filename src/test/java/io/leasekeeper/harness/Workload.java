@@ -253,7 +253,8 @@ final class Workload {
     }
 
     /**
-     * One request, sent to the client's instance and, while an instance is unreachable or answers 503, to the next
+     * One request, sent to the client's instance and, while an instance is unreachable or answers 503 (or 429
+     * TENANT_BUSY), to the next
      * (the same request: a write keeps its Idempotency-Key); null when none answered within {@link #ATTEMPTS}.
      */
     private <T> Answer<T> call(int client, List<LeasekeeperClient> instances, Function<LeasekeeperClient, T> request) {
@@ -265,6 +266,12 @@ final class Workload {
                 if (e.status() == 503) {
                     unavailableAt.add(System.nanoTime());
                     count("503 retried");
+                    backOff();
+                    continue;
+                }
+                if (e instanceof ProblemException.TenantBusy) {
+                    // The instance was busy (contract 1.2): load, not a failure; retried as the client library does.
+                    count("429 TENANT_BUSY retried");
                     backOff();
                     continue;
                 }
