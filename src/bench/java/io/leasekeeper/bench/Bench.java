@@ -84,6 +84,7 @@ public final class Bench {
                         case "expiry" -> massExpiry();
                         case "tenant-flood" -> tenantFlood();
                         case "retention" -> retention();
+                        case "sharing" -> sharing();
                         default -> throw new IllegalArgumentException("unknown workload " + workload);
                     }
                 }
@@ -129,6 +130,55 @@ public final class Bench {
         launch.addAll(flags.serviceJvm());
         launch.addAll(List.of("-jar", ServiceProcess.builtJar().toString()));
         return ServiceProcess.ofCommand(launch, null, log, arguments);
+    }
+
+    /** Tenants of the sharing workload's many-tenant cycle. */
+    private static final int SHARING_TENANTS = 32;
+
+    /**
+     * How an instance is shared (issue 32), in one run: the cycle at 8 and 32 clients of one tenant on an instance
+     * with the default limits and on one with the limits off, one after the other, then 32 clients of 32 tenants
+     * (one each) on the instance with the defaults. The targets: one tenant with the defaults within 10% of the same
+     * clients with the limits off, and 32 tenants with the defaults within 10% of one tenant with the limits off.
+     * The instance with the defaults is the run's own service unless --limits=off, then a second one.
+     */
+    private void sharing() throws Exception {
+        List<String> off = List.of("--leasekeeper.limits.requests-per-second-per-tenant=0",
+                "--leasekeeper.limits.requests-in-progress=100000");
+        try (ServiceProcess other = newService("sharing", flags.limitsOff() ? List.of() : off)) {
+            other.start();
+            ServiceProcess defaults = flags.limitsOff() ? other : service;
+            ServiceProcess limitsOff = flags.limitsOff() ? service : other;
+            CpuUse defaultsCpu = new CpuUse(defaults.pid(), postmasterPid);
+            CpuUse offCpu = new CpuUse(limitsOff.pid(), postmasterPid);
+            try (HttpLoad warm = HttpLoad.start(other.port(), token, 32, cycleUnit(32), offCpu)) {
+                Thread.sleep(flags.jit()); // the second instance's JIT, as the first one's at start
+            }
+            for (int clients : List.of(8, 32)) {
+                database.reset(flags.scaleSmall());
+                HttpLoad.Window withoutLimits = measuredOn(limitsOff, offCpu, clients, client -> token);
+                database.reset(flags.scaleSmall());
+                HttpLoad.Window withDefaults = measuredOn(defaults, defaultsCpu, clients, client -> token);
+                report.sharing(clients + " clients, one tenant", withDefaults, withoutLimits);
+            }
+            database.reset(flags.scaleSmall());
+            HttpLoad.Window oneTenantOff = measuredOn(limitsOff, offCpu, 32, client -> token);
+            database.reset(flags.scaleSmall());
+            String[] tokens = new String[SHARING_TENANTS];
+            for (int i = 0; i < tokens.length; i++) {
+                tokens[i] = TestTokens.token("bench", "bench-" + i, TestTokens.WRITE);
+            }
+            HttpLoad.Window manyTenants = measuredOn(defaults, defaultsCpu, 32, client -> tokens[client % tokens.length]);
+            report.sharing("32 clients, " + SHARING_TENANTS + " tenants (limits off: one tenant)", manyTenants, oneTenantOff);
+        }
+    }
+
+    private HttpLoad.Window measuredOn(ServiceProcess instance, CpuUse instanceCpu, int clients,
+                                      java.util.function.IntFunction<String> tokens) throws Exception {
+        try (HttpLoad load = HttpLoad.startPerClient(List.of(instance.port()), tokens, Duration.ofSeconds(30), clients,
+                cycleUnit(clients), instanceCpu)) {
+            return window(load);
+        }
     }
 
     /** Tenant B's clients and tenant A's in the flood workload; the rate one tenant gets is --flood-rate. */

@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.IntFunction;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 import tools.jackson.databind.JsonNode;
@@ -50,7 +51,8 @@ final class HttpLoad implements AutoCloseable {
             .connectTimeout(Duration.ofSeconds(10)).build();
 
     private final List<String> bases;
-    private final String token;
+    /** Each client's bearer token (null: none). */
+    private final IntFunction<String> tokens;
     private final Duration timeout;
     private final Map<String, Recorder> recorders = new ConcurrentHashMap<>();
     private final Map<String, LongAdder> outcomes = new ConcurrentHashMap<>();
@@ -62,10 +64,10 @@ final class HttpLoad implements AutoCloseable {
 
     private final CpuUse cpu;
 
-    private HttpLoad(List<String> bases, String token, Duration timeout, CpuUse cpu) {
+    private HttpLoad(List<String> bases, IntFunction<String> tokens, Duration timeout, CpuUse cpu) {
         this.bases = bases;
         this.cpu = cpu;
-        this.token = token;
+        this.tokens = tokens;
         this.timeout = timeout;
     }
 
@@ -76,7 +78,13 @@ final class HttpLoad implements AutoCloseable {
     /** {@code token}: null for none; {@code timeout}: of each request, from its send to its whole answer. */
     static HttpLoad start(List<Integer> ports, String token, Duration timeout, int clients, Unit unit, CpuUse cpu)
             throws IOException {
-        HttpLoad load = new HttpLoad(ports.stream().map(port -> "http://127.0.0.1:" + port).toList(), token, timeout, cpu);
+        return startPerClient(ports, client -> token, timeout, clients, unit, cpu);
+    }
+
+    /** Each client with a token of its own ({@code tokens} of the client's number): clients of several tenants. */
+    static HttpLoad startPerClient(List<Integer> ports, IntFunction<String> tokens, Duration timeout, int clients, Unit unit,
+                                   CpuUse cpu) throws IOException {
+        HttpLoad load = new HttpLoad(ports.stream().map(port -> "http://127.0.0.1:" + port).toList(), tokens, timeout, cpu);
         cpu.start();
         for (int i = 0; i < clients; i++) {
             int client = i;
@@ -86,7 +94,7 @@ final class HttpLoad implements AutoCloseable {
     }
 
     private void loop(int client, Unit unit) {
-        Calls calls = new Calls(bases.get(client % bases.size()));
+        Calls calls = new Calls(bases.get(client % bases.size()), tokens.apply(client));
         while (running) {
             try {
                 unit.run(client, calls);
@@ -155,9 +163,11 @@ final class HttpLoad implements AutoCloseable {
         }
 
         private final String base;
+        private final String token;
 
-        Calls(String base) {
+        Calls(String base, String token) {
             this.base = base;
+            this.token = token;
         }
 
         Answer post(String operation, String path, String json, int... expected) throws IOException, InterruptedException {

@@ -377,6 +377,29 @@ final class Report {
         return all.toString();
     }
 
+    /**
+     * One row of the sharing workload: the cycle on the instance with the default limits beside the same clients on
+     * the one with the limits off, and the target that the defaults hold within 10% of it.
+     */
+    void sharing(String what, HttpLoad.Window defaults, HttpLoad.Window limitsOff) {
+        endTable();
+        if (body.indexOf("## Sharing an instance") < 0) {
+            body.append("## Sharing an instance: the cycle with the default limits beside the limits off\n\n")
+                    .append("| clients | defaults cycles/s | limits off cycles/s | ratio | defaults acquire p99 | ")
+                    .append("limits off acquire p99 | defaults 429s | cores busy (defaults): service / PostgreSQL / clients ")
+                    .append("| errors |\n|---|---|---|---|---|---|---|---|---|\n");
+        }
+        double ratio = defaults.perSecond() / limitsOff.perSecond();
+        long refused = defaults.outcomes().entrySet().stream().filter(e -> e.getKey().endsWith(" 429"))
+                .mapToLong(java.util.Map.Entry::getValue).sum();
+        body.append(row(what, fmt(defaults.perSecond()), fmt(limitsOff.perSecond()), pct(ratio),
+                ms(defaults, "acquire", 99), ms(limitsOff, "acquire", 99), refused, cores(defaults.cpu()),
+                defaults.errors() + limitsOff.errors()));
+        count(defaults.errors() + limitsOff.errors());
+        target("Sharing: " + what + " with the default limits within 10% of the limits off", ratio >= 0.9,
+                pct(ratio) + " (" + fmt(defaults.perSecond()) + " vs " + fmt(limitsOff.perSecond()) + " cycles/s)");
+    }
+
     private void target(String what, boolean met, String measured) {
         targets.add((met ? "MET" : "NOT MET") + ": " + what + ": " + measured);
     }
