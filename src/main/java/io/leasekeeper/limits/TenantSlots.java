@@ -30,6 +30,10 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
  * a 5xx. Since a tenant queues only behind the instance's other work, a tenant alone sees TENANT_BUSY only when the
  * instance is saturated. A request that waits for a key or a lease's end ({@link #aside}) gives its slot up while
  * it waits.
+ *
+ * <p>Slots that do not come free because the database does not answer are not load: while the requests holding
+ * slots end in 503 (the last one to end did, and none has been served since), a request refused a slot answers
+ * 503 DATABASE_UNAVAILABLE as they do, not 429.
  */
 @Configuration(proxyBeanMethods = false)
 public class TenantSlots implements HandlerInterceptor, WebMvcConfigurer {
@@ -44,6 +48,8 @@ public class TenantSlots implements HandlerInterceptor, WebMvcConfigurer {
     private final long queueTimeoutNanos;
     private final Counter queueFull;
     private final Counter waitedTooLong;
+    /** Whether the last request to give its slot back had answered 503: the database, not load, holds the slots. */
+    private volatile boolean databaseFailing;
 
     TenantSlots(LeasekeeperProperties properties, MeterRegistry registry,
                 @Value("${spring.datasource.hikari.maximum-pool-size:10}") int poolSize) {
@@ -88,6 +94,10 @@ public class TenantSlots implements HandlerInterceptor, WebMvcConfigurer {
         try {
             slots.take(tenant, queueTimeoutNanos);
         } catch (FairSlots.RefusedException refused) {
+            if (databaseFailing) {
+                throw new ApiException(ErrorCode.DATABASE_UNAVAILABLE, "The instance's requests are waiting for the"
+                        + " database, which does not answer; retry after 2 s.", 2);
+            }
             boolean full = refused.reason() == FairSlots.Refused.QUEUE_FULL;
             (full ? queueFull : waitedTooLong).increment();
             throw new ApiException(ErrorCode.TENANT_BUSY, full
@@ -102,6 +112,10 @@ public class TenantSlots implements HandlerInterceptor, WebMvcConfigurer {
     public void afterCompletion(HttpServletRequest request, HttpServletResponse response, Object handler, Exception ex) {
         if (request.getAttribute(SLOT) instanceof Slot slot) {
             request.removeAttribute(SLOT);
+            boolean failing = response.getStatus() == ErrorCode.DATABASE_UNAVAILABLE.status().value();
+            if (failing != databaseFailing) {
+                databaseFailing = failing;
+            }
             slot.slots().release(slot.tenant());
         }
     }
