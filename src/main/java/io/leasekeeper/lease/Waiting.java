@@ -120,8 +120,8 @@ class Waiting {
             if (waiter.isHead()) {
                 tryAt = earliest(tryAt, triedAt + TimeUnit.MILLISECONDS.toNanos(busy(tried).remainingMs()));
             }
-            KeyWaiters.Wake wake = await(waiter, earliest(tryAt, now + CLIENT_CHECK_NANOS));
-            if (clientGone.getAsBoolean()) {
+            KeyWaiters.Wake wake = sleep(waiter, tryAt, clientGone);
+            if (wake == null) {
                 // Never leave a key with a client that has gone: it would hold the key until its TTL.
                 operations.abandonQueue(id, caller, idempotency != null);
                 record("acquire", "gone", arrivedNanos);
@@ -140,9 +140,6 @@ class Waiting {
                     throw tenantBusy(); // a refusal: nothing is remembered under an Idempotency-Key
                 }
                 return last;
-            }
-            if (wake == KeyWaiters.Wake.TIMED_OUT && System.nanoTime() - tryAt < 0) {
-                continue; // woken only to look at the client
             }
             triedAt = System.nanoTime();
             tried = attempt.run(() -> operations.tryQueued(command, caller, id, idempotency != null));
@@ -183,19 +180,16 @@ class Waiting {
                 }
                 long readAgainAt = earliest(earliest(deadline, waiters.retryByNanos(now)),
                         readAt + TimeUnit.MILLISECONDS.toNanos(lease.remainingMillisAt(read.now())));
-                KeyWaiters.Wake wake;
-                do { // woken only to look at the client, until the key is freed or it is time to read again
-                    wake = await(waiter, earliest(readAgainAt, System.nanoTime() + CLIENT_CHECK_NANOS));
-                    if (wake == KeyWaiters.Wake.EVICTED) {
-                        record("watch", "evicted", arrivedNanos);
-                        throw tenantBusy();
-                    }
-                    if (clientGone.getAsBoolean()) {
-                        // Nobody will read the answer: the place goes back to the instance now, not at the deadline.
-                        record("watch", "gone", arrivedNanos);
-                        return LeaseView.of(lease, read.now());
-                    }
-                } while (wake == KeyWaiters.Wake.TIMED_OUT && System.nanoTime() - readAgainAt < 0);
+                KeyWaiters.Wake wake = sleep(waiter, readAgainAt, clientGone);
+                if (wake == null) {
+                    // Nobody will read the answer: the place goes back to the instance now, not at the deadline.
+                    record("watch", "gone", arrivedNanos);
+                    return LeaseView.of(lease, read.now());
+                }
+                if (wake == KeyWaiters.Wake.EVICTED) {
+                    record("watch", "evicted", arrivedNanos);
+                    throw tenantBusy();
+                }
                 if (wake == KeyWaiters.Wake.CLOSING) {
                     LeaseStore.AtTime last = store.byId(leaseId, caller.tenant()).orElse(read);
                     record("watch", "shutdown", arrivedNanos);
@@ -205,9 +199,24 @@ class Waiting {
         }
     }
 
-    /** A wait gives up the request's slot ({@link TenantSlots}): it holds nothing meanwhile. */
-    private static KeyWaiters.Wake await(KeyWaiters.Waiter waiter, long untilNanos) {
-        return TenantSlots.aside(() -> waiter.await(untilNanos));
+    /**
+     * Sleeps until the waiter is woken or {@code untilNanos}, looking at the client at least every second meanwhile
+     * (a waiter whose client has gone leaves its place, and its key's queue, within about that): the wake, or null
+     * when the client has gone. Without the request's slot ({@link TenantSlots}): a waiter holds nothing while it
+     * sleeps, and takes a slot back only to go on.
+     */
+    private static KeyWaiters.Wake sleep(KeyWaiters.Waiter waiter, long untilNanos, BooleanSupplier clientGone) {
+        return TenantSlots.aside(() -> {
+            while (true) {
+                KeyWaiters.Wake wake = waiter.await(earliest(untilNanos, System.nanoTime() + CLIENT_CHECK_NANOS));
+                if (clientGone.getAsBoolean()) {
+                    return null;
+                }
+                if (wake != KeyWaiters.Wake.TIMED_OUT || System.nanoTime() - untilNanos >= 0) {
+                    return wake;
+                }
+            }
+        });
     }
 
     private static long earliest(long a, long b) {
