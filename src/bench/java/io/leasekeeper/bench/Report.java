@@ -382,8 +382,8 @@ final class Report {
      * the one with the limits off, and the target that the defaults hold within 10% of it.
      */
     void sharing(String what, HttpLoad.Window defaults, HttpLoad.Window limitsOff) {
-        endTable();
         if (body.indexOf("## Sharing an instance") < 0) {
+            endTable();
             body.append("## Sharing an instance: the cycle with the default limits beside the limits off\n\n")
                     .append("| clients | defaults cycles/s | limits off cycles/s | ratio | defaults acquire p99 | ")
                     .append("limits off acquire p99 | defaults 429s | cores busy (defaults): service / PostgreSQL / clients ")
