@@ -12,17 +12,32 @@ import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The store's half of fencing against PostgreSQL (the application's own tables, here beside the service's):
- * a write commits only under a token at least the largest seen for its key, and a holder that does not know
- * it has been superseded is refused by the store.
+ * The store's half of fencing against PostgreSQL (the application's own tables, in a database of their own as a
+ * downstream store's are: beside the service's, a later LeaseSchemaRulesTest found the fence's key without a
+ * tenant): a write commits only under a token at least the largest seen for its key, and a holder that does not
+ * know it has been superseded is refused by the store.
  */
 class JdbcFenceTest extends IntegrationTest {
+
+    /** The downstream store's database, made once for the class. */
+    private static String store;
+
+    @AfterAll
+    static void dropStore() {
+        if (store != null) {
+            TestDatabase.dropDatabase(store);
+            store = null;
+        }
+    }
 
     private static final LeaseKey KEY = LeaseKey.of(Target.opaque("ledger"), "poster");
 
@@ -92,8 +107,16 @@ class JdbcFenceTest extends IntegrationTest {
                     .isInstanceOf(JdbcFence.StaleTokenException.class);
             assertThat(c.getAutoCommit()).isTrue();
         }
-        assertThat(jdbc.sql("SELECT note FROM fenced_note WHERE lease_key = :key ORDER BY token")
-                .param("key", first.key()).query(String.class).list()).containsExactly("first, before", "second");
+        List<String> notes = new ArrayList<>();
+        try (Connection c = connect();
+             PreparedStatement read = c.prepareStatement("SELECT note FROM fenced_note WHERE lease_key = ? ORDER BY token")) {
+            read.setString(1, first.key());
+            var rows = read.executeQuery();
+            while (rows.next()) {
+                notes.add(rows.getString(1));
+            }
+        }
+        assertThat(notes).containsExactly("first, before", "second");
         first.close();
     }
 
@@ -119,8 +142,11 @@ class JdbcFenceTest extends IntegrationTest {
         return LeasekeeperClient.builder(URI.create("http://127.0.0.1:" + port)).token(token).build();
     }
 
-    private static Connection connect() throws SQLException {
+    private static synchronized Connection connect() throws SQLException {
+        if (store == null) {
+            store = TestDatabase.newDatabase("downstream_store");
+        }
         TestDatabase.Connection db = TestDatabase.connection();
-        return DriverManager.getConnection(db.url(), db.username(), db.password());
+        return DriverManager.getConnection(store, db.username(), db.password());
     }
 }
