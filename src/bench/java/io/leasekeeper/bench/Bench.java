@@ -202,8 +202,8 @@ public final class Bench {
      * One tenant's flood beside another's steady work (issue 17): tenant B runs the cycle with a few clients at a
      * steady pace, alone, then while tenant A runs it as fast as it can with many more clients on the same
      * instance. The instance has the tenant limits on: a per-tenant rate (--flood-rate, with a burst of one
-     * second's worth) of a fraction of what it serves, and the default sharing of its request slots. A's clients honour the 429s as a good client does: they wait the Retry-After
-     * (1 s), and a release refused is sent again. The target: B's cycle p99 during the flood at most twice its
+     * second's worth) of a fraction of what it serves, and the default sharing of its request slots. A's clients
+     * honour the 429s as a good client does: they wait the Retry-After (1 s), and a release refused is sent again. The target: B's cycle p99 during the flood at most twice its
      * quiet value.
      */
     private void tenantFlood() throws Exception {

@@ -100,9 +100,10 @@ public class TenantSlots implements HandlerInterceptor, WebMvcConfigurer {
             }
             boolean full = refused.reason() == FairSlots.Refused.QUEUE_FULL;
             (full ? queueFull : waitedTooLong).increment();
-            throw new ApiException(ErrorCode.TENANT_BUSY, full
-                    ? "The instance is busy and the tenant has as many requests waiting for it as it may; retry after 1 s."
-                    : "The instance is busy and the request waited its share in time; retry after 1 s.", 1);
+            throw new ApiException(ErrorCode.TENANT_BUSY, (full
+                    ? "The instance is busy, and the tenant has as many requests queued for it as it may"
+                    : "The instance is busy, and the request waited too long for its tenant's share")
+                    + "; retry after 1 s.", 1);
         }
         request.setAttribute(SLOT, new Slot(slots, tenant));
         return true;
