@@ -73,13 +73,9 @@ public class TenantSlots implements HandlerInterceptor, WebMvcConfigurer {
         registry.addInterceptor(this).addPathPatterns("/v1/**").order(FilterOrder.TENANT_SLOTS);
     }
 
-    /** The instance's slots, and the tenant's (for tests and diagnosis). */
+    /** The instance's slots, and the tenant's requests queued for them (for tests and diagnosis). */
     int slots() {
         return slots.slots();
-    }
-
-    int held(String tenant) {
-        return slots.held(tenant);
     }
 
     int queued(String tenant) {
