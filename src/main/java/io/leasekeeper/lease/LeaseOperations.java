@@ -102,88 +102,68 @@ public class LeaseOperations {
 
     /**
      * A waiting acquire's first try: as {@link #acquireIfFree}, and when the key is busy the request's row
-     * joins the key's queue (the key marked watched, so that the transition freeing it hands it over and
+     * joins the key's queue (the key marked watched, so that the transition freeing it offers it to the queue and
      * notifies). A key busy and already marked watched for as long as this request may wait is looked at
      * without its lock, and the row written without it: the try then neither queues on the key's row lock nor
-     * delays the holder's transitions. A retry (the same Idempotency-Key and request) first adopts a lease
-     * granted to its first request's row that was never answered. The same Idempotency-Key with a different
-     * request, while a row of the first is in the queue, is 422 IDEMPOTENCY_KEY_REUSED.
+     * delays the holder's transitions. A retry (the same Idempotency-Key and request) takes over its first request's
+     * row, with its place, and takes the key if it was offered to that row. The same Idempotency-Key with a
+     * different request, while a row of the first is in the queue, is 422 IDEMPOTENCY_KEY_REUSED.
      */
     @Transactional
     public AcquireResult acquireOrQueue(AcquireCommand command, Caller caller, UUID waiterId,
                                         IdempotencyStore.Request idempotency) {
-        if (idempotency != null) {
-            Optional<AcquireResult> adopted = store.adopt(idempotency).map(leaseId -> granted(leaseId, caller));
-            if (adopted.isPresent()) {
-                return adopted.get();
-            }
-        }
         int watchSeconds = command.waitSeconds() + 1;
         Optional<AcquireResult.Busy> watched = busyAndWatched(command, watchSeconds);
         AcquireResult result = watched.isPresent() ? watched.get() : acquireOrBusy(command, caller, null);
         if (result instanceof AcquireResult.Busy busy) {
-            if (idempotency != null) {
-                // This very try may just have handed the key to the row its first request left.
-                Optional<AcquireResult> adopted = store.adopt(idempotency).map(leaseId -> granted(leaseId, caller));
-                if (adopted.isPresent()) {
-                    return adopted.get();
-                }
-            }
             if (watched.isEmpty()) {
                 store.watchKey(caller.tenant(), busy.keyId(), watchSeconds, watchHorizon);
             }
-            if (!store.queue(waiterId, busy.keyId(), command, leaseTraceId(command, caller), caller, idempotency)) {
-                // The idempotency record could not refuse it: a busy try gives its claim up, and its row stays.
-                throw new ApiException(ErrorCode.IDEMPOTENCY_KEY_REUSED,
-                        "This Idempotency-Key was used for a different request.");
+            switch (store.queue(waiterId, busy.keyId(), command, leaseTraceId(command, caller), caller, idempotency)) {
+                case QUEUED -> { }
+                case OFFERED -> {
+                    return acquireOrBusy(command, caller, waiterId);
+                }
+                case KEY_REUSED -> // the idempotency record could not refuse it: a busy try gives its claim up
+                        throw new ApiException(ErrorCode.IDEMPOTENCY_KEY_REUSED,
+                                "This Idempotency-Key was used for a different request.");
             }
         }
         return result;
     }
 
     /**
-     * A queued waiting acquire's later try: the lease a hand-over granted to its row, if one did; else as
-     * {@link #acquireIfFree}, where a free key goes to the first row of the queue, which may be this
-     * request's or an earlier one's. A request with an Idempotency-Key takes its row out of the queue with the
-     * grant, in the transaction that records the key; one without leaves the row to the sweeper, so that
-     * answering a hand-over writes nothing.
+     * A queued waiting acquire's later try, made once it has seen its client still there: the key when it is offered
+     * to this request's row, or when it is free and that row is the first of its queue; else as {@link #acquireIfFree},
+     * where a free key is offered to the first row of the queue.
      */
     @Transactional
-    public AcquireResult tryQueued(AcquireCommand command, Caller caller, UUID waiterId, boolean idempotent) {
-        Optional<AcquireResult> handed = idempotent
-                ? store.takeGrant(caller.tenant(), waiterId).map(leaseId -> granted(leaseId, caller))
-                : store.grantedTo(caller.tenant(), waiterId).map(lease -> new AcquireResult.Granted(lease.lease(), lease.now()));
-        return handed.orElseGet(() -> acquireOrBusy(command, caller, waiterId));
+    public AcquireResult tryQueued(AcquireCommand command, Caller caller, UUID waiterId) {
+        return acquireOrBusy(command, caller, waiterId);
     }
 
     /**
-     * A waiting acquire answers at its deadline (or as the service stops): it leaves the key's queue with the
-     * lease a hand-over granted it, if one did, else with a 1.0 acquire's answer.
+     * A waiting acquire answers at its deadline (or as the service stops): it takes the key if it is offered to it
+     * (or free, with its row first), else leaves the key's queue with a 1.0 acquire's answer.
      */
     @Transactional
     public AcquireResult leaveQueue(AcquireCommand command, Caller caller, UUID waiterId) {
         // The key's lock before the row's, as a hand-over takes them (it updates the row under the key's lock):
-        // the other order deadlocks with a release handing the key to this very row.
-        store.lockKey(command.key());
-        return store.leaveQueue(caller.tenant(), waiterId).map(leaseId -> granted(leaseId, caller))
-                .orElseGet(() -> acquireOrBusy(command, caller, null));
+        // the other order deadlocks with a release offering the key to this very row.
+        AcquireResult answer = acquireOrBusy(command, caller, waiterId);
+        store.leaveQueue(caller.tenant(), waiterId); // the row, unless the key was granted to it
+        return answer;
     }
 
     /**
-     * A waiting acquire whose client has gone (or that fails) leaves the key's queue. A lease a hand-over
-     * granted it in the meantime is released at once, which hands the key to the next in the queue; unless
-     * the request has an Idempotency-Key: then the granted row stays for its retry to adopt, so that one
-     * logical request never makes two leases (the lease ends by its TTL if no retry comes).
+     * A waiting acquire whose client has gone (or that fails) leaves the key's queue, and the key, when it was offered
+     * to its row, goes on to the next row or is free: no lease is made for a request that will not answer.
      */
     @Transactional
-    public void abandonQueue(UUID waiterId, Caller caller, boolean idempotent) {
-        if (idempotent) {
-            store.leaveQueueUngranted(caller.tenant(), waiterId);
-            return;
-        }
-        store.leaveQueue(caller.tenant(), waiterId).flatMap(leaseId -> store.byId(leaseId, caller.tenant()))
-                .filter(granted -> granted.lease().activeAt(granted.now()))
-                .ifPresent(granted -> releaseIfHeld(granted.lease().id(), granted.lease().fencingToken(), caller));
+    public void abandonQueue(AcquireCommand command, UUID waiterId, Caller caller) {
+        LeaseStore.KeyLock key = store.lockKey(command.key()); // before the row's, as in leaveQueue
+        store.leaveQueue(caller.tenant(), waiterId);
+        handOver(key, null);
     }
 
     /**
@@ -262,29 +242,22 @@ public class LeaseOperations {
     }
 
     /**
-     * With the key locked and free: hands it to the first row of its queue and notifies (that waiter, and the
-     * watchers of the key's last lease). This request's answer: granted when the row is its own, else held by
-     * the lease just granted; empty when no one waits.
+     * With the key locked: a free key goes to its queue (lease_hand_over). This request's answer: granted when it is
+     * the waiting request ({@code waiterId}) whose row gets the key, else held, while the key is offered to another
+     * row; empty when the key is not free or no one waits for it.
      */
     private Optional<AcquireResult> handOver(LeaseStore.KeyLock key, UUID waiterId) {
-        return store.handOver(key.tenant(), key.id(), notifications).map(handed -> {
-            Lease lease = handed.granted().lease();
-            Instant now = handed.granted().now();
-            if (handed.waiterId().equals(waiterId)) {
-                store.takeGrant(key.tenant(), waiterId).orElseThrow(() -> LeaseStore.contradiction("TAKE_GRANT",
-                        "waiting row " + waiterId, "it deleted no row, though this transaction just handed it the key"));
-                return new AcquireResult.Granted(lease, now);
+        return store.handOver(key.tenant(), key.id(), waiterId, notifications).map(handed -> switch (handed) {
+            case LeaseStore.HandOver.Granted granted -> new AcquireResult.Granted(granted.lease().lease(),
+                    granted.lease().now());
+            case LeaseStore.HandOver.Offered offer -> {
+                if (offer.made()) {
+                    offered(offer.waiterId());
+                }
+                yield new AcquireResult.Held(key.id(), offer.owner(), offer.holder(), offer.until(),
+                        offer.until().toEpochMilli() - offer.now().toEpochMilli());
             }
-            handedOver(handed.waiterId());
-            return new AcquireResult.Held(key.id(), lease.owner(), lease.holder(), lease.expiresAt(),
-                    lease.remainingMillisAt(now));
         });
-    }
-
-    private AcquireResult granted(UUID leaseId, Caller caller) {
-        LeaseStore.AtTime granted = store.byId(leaseId, caller.tenant())
-                .orElseThrow(() -> new IllegalStateException("a waiter's row names a missing lease " + leaseId));
-        return new AcquireResult.Granted(granted.lease(), granted.now());
     }
 
     /** A lease names the trace it was taken in: the client's traceId, else the request's own trace. */
@@ -387,26 +360,23 @@ public class LeaseOperations {
         return store.lockKeyOfLease(leaseId, tenant).orElseThrow(() -> notFound(leaseId));
     }
 
-    /** With the key locked and just freed by this transaction: hands it over to its queue, or says it is free. */
+    /** With the key locked and just freed by this transaction: offers it to its queue, or says it is free. */
     private void freedOrHandedOver(LeaseStore.KeyLock key) {
-        Optional<LeaseStore.HandOver> handed = store.handOver(key.tenant(), key.id(), notifications);
-        if (handed.isPresent()) {
-            handedOver(handed.get().waiterId());
-        } else {
+        if (handOver(key, null).isEmpty()) {
             freed(Long.toString(key.id()));
         }
     }
 
     /**
-     * The key was handed to a waiting acquire, and the hand-over's statement notified every instance (the
-     * waiter, and the watchers of the key's last lease): a waiter of this instance is woken at once when the
-     * transaction commits, without waiting for the notification's round trip.
+     * The key was offered to a waiting acquire, and the hand-over notified every instance (the waiter, and the
+     * watchers of the key's last lease): a waiter of this instance is woken at once when the transaction commits,
+     * without waiting for the notification's round trip.
      */
-    private void handedOver(UUID waiterId) {
+    private void offered(UUID waiterId) {
         TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
             @Override
             public void afterCommit() {
-                waiters.granted(waiterId);
+                waiters.offered(waiterId);
             }
         });
     }

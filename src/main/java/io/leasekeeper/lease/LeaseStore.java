@@ -196,58 +196,29 @@ class LeaseStore {
             """;
 
     /**
-     * The hand-over: with the key locked and free (no active row, no lock-delay), grants it (lease_grant, V13) to
-     * the first row of its queue whose wait has not run out, as that request asked, and notes the lease in the
-     * row; with {@code :notify}, tells every instance at commit (payload {@code keyId>waiterId}, {@link FreedKeys}).
-     * A retry takes over its first request's row (a new id, its place kept) without the key's lock: so the row is
-     * locked before the grant (a row deleted meanwhile is not granted), and found again by its position, which a
-     * takeover keeps. By its id as first read, a row taken over meanwhile was updated by nothing, and the lease
-     * granted was no one's. Always one row: the counts of the queue rows found, of the free keys (0: its newest
-     * lease is active) and of the queue rows updated, then the row's id and the grant (null when there was none),
-     * so that a hand-over that should have granted and did not fails instead of reading as "no one waits".
+     * The hand-over (lease_hand_over, V15): with the key locked and free, it goes to its queue. The first row whose
+     * wait runs is offered the key, for {@link #OFFER_SECONDS}, and notified (payload {@code keyId>waiterId},
+     * {@link FreedKeys}); the key is granted only to the waiting request itself ({@code :taker}, its row), in its own
+     * transaction, after it has seen its client still there.
      */
     private static final String HAND_OVER = """
-            WITH waiter AS MATERIALIZED (
-                SELECT * FROM lease_waiter
-                WHERE tenant = :tenant AND key_id = :keyId AND lease_id IS NULL AND wait_until > lease_now()
-                ORDER BY position
-                LIMIT 1
-                FOR UPDATE
-            ), free AS MATERIALIZED (
-                SELECT k FROM lease_key k
-                WHERE k.tenant = :tenant AND k.id = :keyId
-                  AND NOT EXISTS (SELECT 1 FROM (SELECT state FROM lease WHERE tenant = :tenant AND key_id = :keyId
-                                                 ORDER BY fencing_token DESC LIMIT 1) AS newest
-                                  WHERE newest.state = 'active')
-            ), granted AS MATERIALIZED (
-                SELECT w.position, g.*
-                FROM waiter w CROSS JOIN free f
-                CROSS JOIN LATERAL lease_grant(f.k, lease_now(), w.owner, w.holder, w.ttl_seconds,
-                                               w.max_lifetime_seconds, w.lock_delay_seconds, w.job_id, w.trace_id,
-                                               w.metadata, w.request_id, w.request_trace_id) AS g
-            ), handed AS (
-                UPDATE lease_waiter w SET lease_id = g.id
-                FROM granted g
-                WHERE w.tenant = :tenant AND w.key_id = :keyId AND w.position = g.position
-                RETURNING w.id AS waiter_id
-            ), notified AS (
-                SELECT pg_notify('%s', CAST(:keyId AS text) || '>' || CAST(waiter_id AS text))
-                FROM handed WHERE :notify
-            )
-            SELECT (SELECT count(*) FROM waiter) AS requested, (SELECT count(*) FROM free) AS free,
-                   (SELECT count(*) FROM handed) AS handed_rows, (SELECT count(*) FROM notified) AS notified,
-                   h.waiter_id, g.*
-            FROM (SELECT) AS one
-            LEFT JOIN granted g ON true
-            LEFT JOIN handed h ON true
-            """.formatted(FreedKeys.CHANNEL);
+            SELECT * FROM lease_hand_over(:tenant, :keyId, CAST(:taker AS uuid), :offerSeconds, CAST(:channel AS text))
+            """;
+
+    /**
+     * How long an offer of a key keeps it for the waiting row it was made to: long enough for the request to wake,
+     * take a slot (at most {@code leasekeeper.limits.queue-timeout}, 2 s by default) and take the key; and how long a
+     * key stays with a waiter whose instance stopped before its offer passes on.
+     */
+    static final int OFFER_SECONDS = 5;
 
     /**
      * A waiting acquire's row in its key's queue, written once, when a try first finds the key busy; the
      * row's wait ends with the request's. A retry of the same request (Idempotency-Key and fingerprint) takes
      * over the row its first request left (that request failed, or its client gave up on it): the row gets
-     * the retry's id and wait, and keeps its place. A row of the same Idempotency-Key whose request differs (a
-     * key reused while its first request waits, or for a grant that request left) is not taken over: nothing
+     * the retry's id and wait, and keeps its place, and the offer of the key to it when one runs (then the retry
+     * takes the key at once). A row of the same Idempotency-Key whose request differs (a
+     * key reused while its first request waits) is not taken over: nothing
      * is written, which is ordinary, and the statement returns that row's fingerprint to tell it from a write
      * that was swallowed. The row is read in the statement's snapshot, which holds every row of the key: the
      * tries of one Idempotency-Key run one after another, each holding its claim (IdempotencyStore) until
@@ -264,88 +235,25 @@ class LeaseStore {
                 ON CONFLICT (tenant, owner, idempotency_key) WHERE idempotency_key IS NOT NULL
                 DO UPDATE SET id = EXCLUDED.id, wait_until = EXCLUDED.wait_until
                 WHERE lease_waiter.fingerprint = EXCLUDED.fingerprint
-                RETURNING 1
+                RETURNING coalesce(offered_until > lease_now(), false) AS offered
             )
-            SELECT (SELECT count(*) FROM queued) AS queued,
+            SELECT (SELECT count(*) FROM queued) AS queued, (SELECT bool_or(offered) FROM queued) AS offered,
                    (SELECT fingerprint FROM lease_waiter
                     WHERE tenant = :tenant AND owner = :principal AND idempotency_key = :idempotencyKey) AS fingerprint
             """;
 
-    /*
-     * The statements that take a row out of the queue lock the rows they find first, and then delete those:
-     * a row gone meanwhile (adopted, or taken over by a retry under a new id) is not found, which is ordinary,
-     * while a row found and not deleted contradicts the statement. So each returns what it found with the
-     * count of rows it deleted.
-     */
-
     /**
-     * The lease a hand-over granted to this waiting acquire's row, if one did; the row leaves the queue then.
-     * No row when none was granted (yet); else the lease and the rows deleted.
-     */
-    private static final String TAKE_GRANT = """
-            WITH granted AS MATERIALIZED (
-                SELECT id, lease_id FROM lease_waiter
-                WHERE tenant = :tenant AND id = :waiterId AND lease_id IS NOT NULL
-                FOR UPDATE
-            ), taken AS (
-                DELETE FROM lease_waiter w USING granted g WHERE w.tenant = :tenant AND w.id = g.id RETURNING 1
-            )
-            SELECT lease_id, (SELECT count(*) FROM taken) AS deleted FROM granted
-            """;
-
-    /**
-     * The lease a hand-over granted to this waiting acquire's row, if one did, read without writing: the row
-     * stays until the sweeper deletes it with the rows whose wait ran out.
-     */
-    private static final String GRANTED_TO = """
-            SELECT lease_now() AS now, %s
-            FROM lease_waiter w
-            JOIN lease l ON l.tenant = :tenant AND l.id = w.lease_id
-            JOIN lease_key k ON k.tenant = :tenant AND k.id = l.key_id
-            WHERE w.tenant = :tenant AND w.id = :waiterId
-            """.formatted(COLUMNS);
-
-    /**
-     * A waiting acquire leaves its key's queue: the lease a hand-over granted it (null: none) and the rows
-     * deleted; no row when its row is gone (a retry took it over).
+     * A waiting acquire leaves its key's queue (it answers, or its client has gone): its row is locked first and then
+     * deleted, so the counts of the rows found and deleted tell a row gone meanwhile (a retry took it over under a new
+     * id; ordinary) from a row found and not deleted (a contradiction).
      */
     private static final String LEAVE_QUEUE = """
             WITH queued AS MATERIALIZED (
-                SELECT id, lease_id FROM lease_waiter WHERE tenant = :tenant AND id = :waiterId FOR UPDATE
-            ), gone AS (
-                DELETE FROM lease_waiter w USING queued q WHERE w.tenant = :tenant AND w.id = q.id RETURNING 1
-            )
-            SELECT lease_id, (SELECT count(*) FROM gone) AS deleted FROM queued
-            """;
-
-    /**
-     * The same, unless a hand-over granted the row a lease: that row stays for a retry to adopt. The counts of
-     * the ungranted rows found and deleted.
-     */
-    private static final String LEAVE_QUEUE_UNGRANTED = """
-            WITH queued AS MATERIALIZED (
-                SELECT id FROM lease_waiter WHERE tenant = :tenant AND id = :waiterId AND lease_id IS NULL FOR UPDATE
+                SELECT id FROM lease_waiter WHERE tenant = :tenant AND id = :waiterId FOR UPDATE
             ), gone AS (
                 DELETE FROM lease_waiter w USING queued q WHERE w.tenant = :tenant AND w.id = q.id RETURNING 1
             )
             SELECT (SELECT count(*) FROM queued) AS queued, (SELECT count(*) FROM gone) AS deleted
-            """;
-
-    /**
-     * A retry of a waiting acquire adopts the lease granted to its first request's row (same Idempotency-Key
-     * and request) when that request never answered, for example because its instance stopped. No row when
-     * there is no such grant; else the lease and the rows deleted.
-     */
-    private static final String ADOPT = """
-            WITH granted AS MATERIALIZED (
-                SELECT id, lease_id FROM lease_waiter
-                WHERE tenant = :tenant AND owner = :principal AND idempotency_key = :idempotencyKey
-                  AND fingerprint = :fingerprint AND lease_id IS NOT NULL
-                FOR UPDATE
-            ), adopted AS (
-                DELETE FROM lease_waiter w USING granted g WHERE w.tenant = :tenant AND w.id = g.id RETURNING 1
-            )
-            SELECT lease_id, (SELECT count(*) FROM adopted) AS deleted FROM granted
             """;
 
     /**
@@ -484,8 +392,20 @@ class LeaseStore {
                 Instant expiresAt) {
     }
 
-    /** A key handed to a waiting acquire: its row's id, and the lease granted to it as of the grant. */
-    record HandOver(UUID waiterId, AtTime granted) {
+    /** What a hand-over did with a free key: granted it to the calling waiter, or offered it to a row. */
+    sealed interface HandOver {
+
+        /** The calling waiting request's row was the first: the key is granted to it, and its row is gone. */
+        record Granted(AtTime lease) implements HandOver {
+        }
+
+        /**
+         * The key is offered to the row {@code waiterId} (made now when {@code made}, else earlier) until {@code until};
+         * the key is busy for everyone else meanwhile, as if that request's owner and holder held it.
+         */
+        record Offered(UUID waiterId, String owner, String holder, Instant until, Instant now, boolean made)
+                implements HandOver {
+        }
     }
 
     /** What recording an expiry did: whether it expired the lease, and the key's lock-delay if it runs. */
@@ -631,28 +551,36 @@ class LeaseStore {
     }
 
     /**
-     * With the key locked and free: hands it to the first waiting row of its queue, notifying every instance
-     * when {@code notify}; empty when none waits.
+     * With the key locked: when it is free, hands it to its queue ({@code taker}: the calling waiting request's row,
+     * or null), notifying every instance of an offer when {@code notify}; empty when the key is not free or no one
+     * waits for it.
      */
-    Optional<HandOver> handOver(String tenant, long keyId, boolean notify) {
-        return jdbc.sql(HAND_OVER).param("tenant", tenant).param("keyId", keyId).param("notify", notify).query((rs, n) -> {
-            if (rs.getLong("requested") == 0 || rs.getLong("free") == 0) {
-                return Optional.<HandOver>empty(); // no one waits, or the key is not free: nothing to hand over
-            }
-            long handed = rs.getLong("handed_rows");
-            if (handed != 1 || rs.getObject("waiter_id") == null) {
-                throw contradiction("HAND_OVER", "key " + keyId, "a row waits and the key is free, but it handed "
-                        + handed + " rows");
-            }
-            return Optional.of(new HandOver(rs.getObject("waiter_id", UUID.class), atTime(rs, n)));
-        }).single();
+    Optional<HandOver> handOver(String tenant, long keyId, UUID taker, boolean notify) {
+        return jdbc.sql(HAND_OVER).param("tenant", tenant).param("keyId", keyId).param("taker", taker)
+                .param("offerSeconds", OFFER_SECONDS).param("channel", notify ? FreedKeys.CHANNEL : null)
+                .query((rs, n) -> switch (rs.getString("outcome")) {
+                    case "none" -> Optional.<HandOver>empty();
+                    case "granted" -> Optional.<HandOver>of(new HandOver.Granted(atTime(rs, n)));
+                    case "offered", "on_offer" -> Optional.<HandOver>of(new HandOver.Offered(
+                            rs.getObject("id", UUID.class), rs.getString("owner"), rs.getString("holder"),
+                            instant(rs, "expires_at"), instant(rs, "now"), rs.getString("outcome").equals("offered")));
+                    default -> throw new IllegalStateException("lease_hand_over answered " + rs.getString("outcome")
+                            + ", which it never answers");
+                }).single();
     }
 
-    /**
-     * Writes a waiting acquire's row in its key's queue, or takes over the row its first request left; false
-     * when the row of its Idempotency-Key belongs to a different request (nothing written).
-     */
-    boolean queue(UUID waiterId, long keyId, AcquireCommand command, String leaseTraceId, Caller caller,
+    /** How a waiting acquire's row joined its key's queue. */
+    enum Queued {
+        /** Written, or taken over from its first request. */
+        QUEUED,
+        /** Taken over from its first request, to which the key is offered: the retry takes it now. */
+        OFFERED,
+        /** Not written: the row of its Idempotency-Key belongs to a different request. */
+        KEY_REUSED
+    }
+
+    /** Writes a waiting acquire's row in its key's queue, or takes over the row its first request left. */
+    Queued queue(UUID waiterId, long keyId, AcquireCommand command, String leaseTraceId, Caller caller,
                   IdempotencyStore.Request idempotency) {
         String fingerprint = idempotency == null ? null : idempotency.fingerprint();
         return jdbc.sql(QUEUE).params(asked(command, leaseTraceId, caller)).param("keyId", keyId)
@@ -664,54 +592,21 @@ class LeaseStore {
                     long queued = rs.getLong("queued");
                     String found = rs.getString("fingerprint");
                     if (queued == 0 && found != null && !found.equals(fingerprint)) {
-                        return false;
+                        return Queued.KEY_REUSED;
                     }
                     if (queued != 1) {
                         throw contradiction("QUEUE", "waiting row " + waiterId + " of key " + keyId, "it wrote " + queued
                                 + " rows" + (found == null ? "" : ", though the row it found was its request's"));
                     }
-                    return true;
+                    return rs.getBoolean("offered") ? Queued.OFFERED : Queued.QUEUED;
                 }).single();
     }
 
-    /** The lease a hand-over granted to this waiting acquire, if one did, deleting its row then. */
-    Optional<UUID> takeGrant(String tenant, UUID waiterId) {
-        return jdbc.sql(TAKE_GRANT).param("tenant", tenant).param("waiterId", waiterId).query((rs, n) -> {
-            requireWritten("TAKE_GRANT", "waiting row " + waiterId, 1, rs.getLong("deleted"));
-            return rs.getObject("lease_id", UUID.class);
-        }).optional();
-    }
-
-    /** The lease a hand-over granted to this waiting acquire, if one did, as it is now; the row stays. */
-    Optional<AtTime> grantedTo(String tenant, UUID waiterId) {
-        return jdbc.sql(GRANTED_TO).param("tenant", tenant).param("waiterId", waiterId).query(this::atTime).optional();
-    }
-
-    /** Deletes the waiting acquire's row; returns the lease a hand-over granted it, if one did. */
-    Optional<UUID> leaveQueue(String tenant, UUID waiterId) {
-        return jdbc.sql(LEAVE_QUEUE).param("tenant", tenant).param("waiterId", waiterId).query((rs, n) -> {
-            requireWritten("LEAVE_QUEUE", "waiting row " + waiterId, 1, rs.getLong("deleted"));
-            return Optional.ofNullable(rs.getObject("lease_id", UUID.class));
-        }).optional().flatMap(granted -> granted);
-    }
-
-    /** Deletes the waiting acquire's row unless a hand-over granted it a lease. */
-    void leaveQueueUngranted(String tenant, UUID waiterId) {
-        jdbc.sql(LEAVE_QUEUE_UNGRANTED).param("tenant", tenant).param("waiterId", waiterId).query(rs -> {
-            requireWritten("LEAVE_QUEUE_UNGRANTED", "waiting row " + waiterId, rs.getLong("queued"),
-                    rs.getLong("deleted"));
+    /** Deletes the waiting acquire's row, when it is still there. */
+    void leaveQueue(String tenant, UUID waiterId) {
+        jdbc.sql(LEAVE_QUEUE).param("tenant", tenant).param("waiterId", waiterId).query(rs -> {
+            requireWritten("LEAVE_QUEUE", "waiting row " + waiterId, rs.getLong("queued"), rs.getLong("deleted"));
         });
-    }
-
-    /** A retry's adoption of the lease granted to its first request's row, which never answered. */
-    Optional<UUID> adopt(IdempotencyStore.Request request) {
-        return jdbc.sql(ADOPT).param("tenant", request.tenant()).param("principal", request.subject())
-                .param("idempotencyKey", request.key()).param("fingerprint", request.fingerprint())
-                .query((rs, n) -> {
-                    requireWritten("ADOPT", "the granted waiting row of a retry by " + request.subject(), 1,
-                            rs.getLong("deleted"));
-                    return rs.getObject("lease_id", UUID.class);
-                }).optional();
     }
 
     private Map<String, Object> asked(AcquireCommand command, String leaseTraceId, Caller caller) {

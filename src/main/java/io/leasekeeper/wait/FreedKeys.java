@@ -10,8 +10,8 @@ import java.util.UUID;
  * revoke, an expiry recorded by an acquire or the sweeper) and received by every instance's
  * {@link FreedKeysListener}. PostgreSQL delivers a notification when its transaction commits, never when it
  * rolls back. The payload names the keys, comma-separated: a key's id alone when it is free (a waiter should
- * try it), {@code id>waiter} when the same transaction handed it to that waiting acquire (its row's id in
- * the key's queue; written by the hand-over's statement, LeaseStore); or {@code *} for every key.
+ * try it), {@code id>waiter} when the same transaction offered it to that waiting acquire (its row's id in
+ * the key's queue; written by the hand-over, lease_hand_over); or {@code *} for every key.
  */
 public final class FreedKeys {
 
@@ -20,8 +20,8 @@ public final class FreedKeys {
     /** PostgreSQL refuses a payload of 8000 bytes or more; a longer list wakes every waiter instead. */
     static final int MAX_PAYLOAD = 7_900;
 
-    /** A key freed, and the waiter it was handed to (null: free, for a waiter to try). */
-    public record Freed(long keyId, UUID handedTo) {
+    /** A key freed, and the waiter it was offered to (null: free, for a waiter to try). */
+    public record Freed(long keyId, UUID offeredTo) {
     }
 
     private FreedKeys() {

@@ -22,20 +22,20 @@ import org.springframework.stereotype.Component;
 /**
  * The requests of this instance that wait for a key: waiting acquires and watches. They hold no database
  * connection or transaction while they wait; they sleep until a notification says the key was freed or
- * handed to one of them ({@link FreedKeysListener}), or until a time they set themselves (the holder's
+ * offered to one of them ({@link FreedKeysListener}), or until a time they set themselves (the holder's
  * expiry, the end of a lock-delay, their own deadline).
  *
  * <p>The order among waiting acquires is the database's: each has a row in the key's queue
- * ({@code lease_waiter}), and the transaction that frees a key grants it to the longest-waiting row of any
- * instance and names that waiter in its notification ({@link FreedKeys}). This class only wakes the
- * requests concerned.
+ * ({@code lease_waiter}), and the transaction that frees a key offers it to the longest-waiting row of any
+ * instance and names that waiter in its notification ({@link FreedKeys}); the waiter takes it in its own
+ * transaction. This class only wakes the requests concerned.
  *
  * <p>Invariants:
  * <ul>
- *   <li>A waiter named by a hand-over is woken with {@link Wake#GRANTED}, whenever the notification comes:
+ *   <li>A waiter named by a hand-over is woken with {@link Wake#OFFERED}, whenever the notification comes:
  *       an acquirer is registered by its id before its row is written, so a notification cannot precede it.</li>
  *   <li>A key freed without a hand-over (an expiry recorded by the sweeper, a key whose queue was empty) wakes
- *       the first acquirer of the key on this instance (the head), which tries it: a try of a free key hands
+ *       the first acquirer of the key on this instance (the head), which tries it: a try of a free key offers
  *       it to the longest-waiting row, which may be another's. When the head leaves, the next becomes head
  *       and tries at once, unless it left holding the key. So a freed key is never left free while someone waits
  *       for it.</li>
@@ -57,7 +57,7 @@ import org.springframework.stereotype.Component;
 public class KeyWaiters implements SmartLifecycle {
 
     /** Why {@link Waiter#await} returned. */
-    public enum Wake { FREED, GRANTED, TIMED_OUT, CLOSING, EVICTED }
+    public enum Wake { FREED, OFFERED, TIMED_OUT, CLOSING, EVICTED }
 
     /** The tenant holds its share of the waiter places, which are all taken: its request is answered at once. */
     public static final class OverShare extends RuntimeException {
@@ -117,16 +117,16 @@ public class KeyWaiters implements SmartLifecycle {
         });
     }
 
-    /** A notification: these keys were freed, some of them handed to a waiting acquire at once. */
+    /** A notification: these keys were freed, some of them offered to a waiting acquire at once. */
     void freed(List<FreedKeys.Freed> freedKeys) {
         long now = System.nanoTime();
         for (FreedKeys.Freed freed : freedKeys) {
-            if (freed.handedTo() == null) {
+            if (freed.offeredTo() == null) {
                 freedAt.put(freed.keyId(), now);
                 keys.computeIfPresent(freed.keyId(), (id, queue) -> queue.wakeHeadAndWatchers());
             } else {
                 keys.computeIfPresent(freed.keyId(), (id, queue) -> queue.wakeWatchers());
-                granted(freed.handedTo());
+                offered(freed.offeredTo());
             }
         }
         if (freedAt.size() > 10_000) {
@@ -134,11 +134,11 @@ public class KeyWaiters implements SmartLifecycle {
         }
     }
 
-    /** A hand-over granted the key to this waiter, if it is one of this instance's (a no-op otherwise). */
-    public void granted(UUID waiterId) {
+    /** A hand-over offered the key to this waiter, if it is one of this instance's (a no-op otherwise). */
+    public void offered(UUID waiterId) {
         Waiter waiter = acquirers.get(waiterId);
         if (waiter != null) {
-            waiter.granted = true;
+            waiter.offered = true;
             waiter.signal.release();
         }
     }
@@ -296,8 +296,8 @@ public class KeyWaiters implements SmartLifecycle {
         private volatile long keyId = NO_KEY;
         /** Set (under the key's entry in the map) when this acquirer becomes the first of its key. */
         private volatile boolean head;
-        /** Set when a hand-over named this acquirer. */
-        private volatile boolean granted;
+        /** Set when a hand-over named this acquirer; cleared by the wake that reports it. */
+        private volatile boolean offered;
         /** Set when this acquirer leaves holding the key: its successor need not try it. */
         private volatile boolean tookKey;
         /** Set when another tenant's waiter took this one's place: it answers at once. */
@@ -310,7 +310,7 @@ public class KeyWaiters implements SmartLifecycle {
 
         /**
          * This acquirer was granted the key and leaves: the next of the instance becomes head without trying at
-         * once (the key is held; the next release hands it over). An acquirer that leaves without the key makes
+         * once (the key is held; the next release offers it to the queue). An acquirer that leaves without the key makes
          * its successor try, since the key may have been freed with no one of this instance trying it.
          */
         public void tookKey() {
@@ -352,7 +352,11 @@ public class KeyWaiters implements SmartLifecycle {
             try {
                 boolean woken = signal.tryAcquire(Math.max(0, untilNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
                 signal.drainPermits();
-                return granted ? Wake.GRANTED : closing ? Wake.CLOSING : evicted ? Wake.EVICTED
+                if (offered) {
+                    offered = false; // reported once: a try that then finds the offer lapsed sleeps again
+                    return Wake.OFFERED;
+                }
+                return closing ? Wake.CLOSING : closing ? Wake.CLOSING : evicted ? Wake.EVICTED
                         : woken ? Wake.FREED : Wake.TIMED_OUT;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();

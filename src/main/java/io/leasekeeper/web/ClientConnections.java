@@ -26,7 +26,8 @@ import java.util.stream.Stream;
  * on a large machine, whatever the number of sockets. So the sockets in CLOSE_WAIT are read in the
  * background, at most once every {@link #FRESH} and only while requests ask, and the snapshot is shared by
  * every waiter of the instance: a client that closed its connection is seen by the second check after the
- * next read.
+ * next read. A check that must be current (a waiting acquire's, before a try that may grant it the key) reads the
+ * tables on its own thread, unless a read began after it asked; requests asking at once share one read.
  */
 public final class ClientConnections {
 
@@ -43,10 +44,13 @@ public final class ClientConnections {
     private ClientConnections() {
     }
 
-    /** True when the kernel showed the request's connection closed by the client (CLOSE_WAIT), lately. */
-    public static boolean closedByClient(HttpServletRequest request) {
+    /**
+     * True when the kernel showed the request's connection closed by the client (CLOSE_WAIT): lately, or
+     * {@code now}, in a read that began after this call.
+     */
+    public static boolean closedByClient(HttpServletRequest request, boolean now) {
         try {
-            Set<String> closeWait = closeWait();
+            Set<String> closeWait = now ? closeWaitNow(System.nanoTime()) : closeWait();
             return closeWait.contains(address(request.getLocalAddr(), request.getLocalPort()) + " "
                     + address(request.getRemoteAddr(), request.getRemotePort()))
                     || closeWait.contains(address6(request.getLocalAddr(), request.getLocalPort()) + " "
@@ -73,6 +77,17 @@ public final class ClientConnections {
             });
         }
         return last.closeWait();
+    }
+
+    /** The sockets in CLOSE_WAIT as read by a read that began at or after {@code askedAtNanos}. */
+    private static synchronized Set<String> closeWaitNow(long askedAtNanos) {
+        Snapshot last = snapshot;
+        if (last.readAtNanos() - askedAtNanos >= 0) {
+            return last.closeWait(); // another request's read began since this one asked
+        }
+        Snapshot now = new Snapshot(System.nanoTime(), read());
+        snapshot = now;
+        return now.closeWait();
     }
 
     private static Set<String> read() {

@@ -337,10 +337,10 @@ class PostStateValidationTest extends IntegrationTest {
         return request.orTimeout(30, TimeUnit.SECONDS).join();
     }
 
-    /** This tenant's queue rows in arrival order: id, lease granted (null while waiting), wait. */
+    /** This tenant's queue rows in arrival order: id, end of the key's offer to it (null: none), wait. */
     private List<Map<String, Object>> queueOfTenant() {
         return jdbc.sql("""
-                SELECT CAST(id AS text) AS id, CAST(lease_id AS text) AS lease_id, wait_until FROM lease_waiter
+                SELECT CAST(id AS text) AS id, offered_until, wait_until FROM lease_waiter
                 WHERE tenant = :t ORDER BY position
                 """).param("t", tenant).query().listOfRows();
     }
@@ -437,11 +437,11 @@ class PostStateValidationTest extends IntegrationTest {
         Api.Response release = whileSkipped("lease_waiter", "UPDATE", ofTenant("OLD"),
                 () -> release(writer("alice"), id(held), token(held)));
 
-        assertInternalError(release, output, "LeaseStore.HAND_OVER");
+        assertInternalError(release, output, "lease_hand_over");
         assertThat(leasesOfTenant()).isEqualTo(leases);
         assertThat(eventTypes(id(held))).containsExactly("ACQUIRED");
         assertThat(queueOfTenant()).as("bob's row, still waiting").isEqualTo(queued);
-        // The queue as it was: the next release hands the key to bob.
+        // The queue as it was: the next release offers the key to bob, who takes it.
         assertThat(release(writer("alice"), id(held), token(held)).status()).isEqualTo(200);
         Api.Response granted = answerOf(bob);
         assertThat(granted.status()).as(granted.raw()).isEqualTo(201);
@@ -449,62 +449,28 @@ class PostStateValidationTest extends IntegrationTest {
     }
 
     @Test
-    void aWaitingAcquireThatDeletesNoRowOfItsGrantIsAnErrorNotASuccess(CapturedOutput output) {
+    void aWaitingAcquireThatTakesTheOfferedKeyAndDeletesNoRowIsAnErrorNotASuccess(CapturedOutput output) {
         JsonNode held = granted(writer("alice"), "take");
         CompletableFuture<Api.Response> bob = waitingAcquireAsync(writer("bob"), "take", 20, "take-1");
         awaitQueueRows(1);
 
-        // The release hands the key to bob's row and wakes him; his try takes the grant with his row.
-        Api.Response answer = whileSkipped("lease_waiter", "DELETE", ofTenant("OLD") + " AND OLD.lease_id IS NOT NULL",
-                () -> {
-                    assertThat(release(writer("alice"), id(held), token(held)).status()).isEqualTo(200);
-                    return answerOf(bob);
-                });
+        // The release offers the key to bob's row and wakes him; his try takes the key and deletes his row.
+        Api.Response answer = whileSkipped("lease_waiter", "DELETE", ofTenant("OLD"), () -> {
+            assertThat(release(writer("alice"), id(held), token(held)).status()).isEqualTo(200);
+            return answerOf(bob);
+        });
 
-        assertInternalError(answer, output, "LeaseStore.TAKE_GRANT");
-        // The hand-over committed with the release; bob's try rolled back: his row keeps the lease granted to it.
+        assertInternalError(answer, output, "lease_hand_over");
+        // The offer committed with the release; bob's try rolled back whole: no lease, and his row keeps its offer.
+        assertThat(activeOwners()).isEmpty();
+        assertThat(eventTypes(id(held))).containsExactly("ACQUIRED", "RELEASED");
         List<Map<String, Object>> queued = queueOfTenant();
         assertThat(queued).hasSize(1);
-        String handed = (String) queued.getFirst().get("lease_id");
-        assertThat(handed).isNotNull();
-        assertThat(activeOwners()).containsExactly("bob");
-        assertThat(eventTypes(id(held))).containsExactly("ACQUIRED", "RELEASED");
-        assertThat(eventTypes(handed)).containsExactly("ACQUIRED");
-        // Its retry adopts that lease.
+        assertThat(queued.getFirst().get("offered_until")).isNotNull();
+        // Its retry takes over the row, and the key offered to it.
         Api.Response retry = waitingAcquire(writer("bob"), "take", 20, "take-1");
         assertThat(retry.status()).as(retry.raw()).isEqualTo(201);
-        assertThat(retry.body().get("leaseId").asString()).isEqualTo(handed);
-        assertThat(queueOfTenant()).isEmpty();
-    }
-
-    @Test
-    void aRetryThatDeletesNoRowOfTheGrantItAdoptsIsAnErrorNotASuccess(CapturedOutput output) {
-        JsonNode held = granted(writer("alice"), "adopt");
-        // Bob's first request queues a row no request answers for, as if its instance had stopped: the row gets
-        // another id as it is written (and a wait that outlasts the request's); the request answers at its deadline.
-        Api.Response first = whileTriggered("lease_waiter", "INSERT", """
-                IF NEW.tenant = '%s' THEN
-                    NEW.id := gen_random_uuid();
-                    NEW.wait_until := NEW.wait_until + interval '60 seconds';
-                END IF;
-                RETURN NEW;""".formatted(tenant), () -> waitingAcquire(writer("bob"), "adopt", 1, "adopt-1"));
-        assertThat(first.status()).as(first.raw()).isEqualTo(409);
-        assertThat(release(writer("alice"), id(held), token(held)).status()).isEqualTo(200);
-        String handed = (String) queueOfTenant().getFirst().get("lease_id");
-        assertThat(handed).as("the lease handed to the orphaned row").isNotNull();
-        List<Map<String, Object>> leases = leasesOfTenant();
-        List<Map<String, Object>> queued = queueOfTenant();
-
-        Api.Response retry = whileSkipped("lease_waiter", "DELETE", ofTenant("OLD"),
-                () -> waitingAcquire(writer("bob"), "adopt", 1, "adopt-1"));
-
-        assertInternalError(retry, output, "LeaseStore.ADOPT");
-        assertThat(leasesOfTenant()).isEqualTo(leases);
-        assertThat(queueOfTenant()).isEqualTo(queued);
-        assertThat(eventTypes(handed)).containsExactly("ACQUIRED");
-        Api.Response adopted = waitingAcquire(writer("bob"), "adopt", 1, "adopt-1");
-        assertThat(adopted.status()).as(adopted.raw()).isEqualTo(201);
-        assertThat(adopted.body().get("leaseId").asString()).isEqualTo(handed);
+        assertThat(activeOwners()).containsExactly("bob");
         assertThat(queueOfTenant()).isEmpty();
     }
 
@@ -516,11 +482,11 @@ class PostStateValidationTest extends IntegrationTest {
         Api.Response waiting = whileSkipped("lease_waiter", "DELETE", ofTenant("OLD"),
                 () -> waitingAcquire(writer("bob"), "leave", 1, null));
 
-        // Left in the queue, the row could be handed a lease no request answers for.
+        // Left in the queue, the row could be offered the key, which no request would take until the offer lapsed.
         assertInternalError(waiting, output, "LeaseStore.LEAVE_QUEUE");
         assertThat(leasesOfTenant()).isEqualTo(before);
         assertThat(queueOfTenant()).as("bob's row, its deletion rolled back").hasSize(1)
-                .allSatisfy(row -> assertThat(row.get("lease_id")).isNull());
+                .allSatisfy(row -> assertThat(row.get("offered_until")).isNull());
     }
 
     @Test
@@ -539,13 +505,13 @@ class PostStateValidationTest extends IntegrationTest {
             }
             // No one reads the request's answer: its log says why it failed.
             await().atMost(Duration.ofSeconds(10)).until(() ->
-                    (output.getOut() + output.getErr()).contains("LeaseStore.LEAVE_QUEUE_UNGRANTED on "));
+                    (output.getOut() + output.getErr()).contains("LeaseStore.LEAVE_QUEUE on "));
             return null;
         });
 
         assertThat(leasesOfTenant()).isEqualTo(before);
         assertThat(queueOfTenant()).as("bob's row, its deletion rolled back").hasSize(1)
-                .allSatisfy(row -> assertThat(row.get("lease_id")).isNull());
+                .allSatisfy(row -> assertThat(row.get("offered_until")).isNull());
     }
 
     @Test

@@ -39,8 +39,7 @@ class QueueLockOrderTest extends IntegrationTest {
                 .param("id", held.body().get("leaseId").asString()).query(Long.class).single();
         UUID waiterId = UUID.randomUUID();
         queue(waiterId, keyId, null);
-        AcquireCommand command = new AcquireCommand(new LeaseKey(tenant, LeaseKey.DEFAULT_PROGRAM,
-                new Target(TargetType.OPAQUE, "k"), "job", null), "b", 30, 3600, 0, 5, null, null, Metadata.EMPTY);
+        AcquireCommand command = bobsCommand();
         Caller bob = new Caller(tenant, "bob", "req-1", null);
 
         try (Connection release = transaction()) {
@@ -54,7 +53,7 @@ class QueueLockOrderTest extends IntegrationTest {
             // The leaving request now waits for a lock the release holds.
             awaitALockWaitIn("lease_key");
 
-            // The release touches the waiting row under the key's lock, as a hand-over does: it must not wait.
+            // The release touches the waiting row under the key's lock, as a hand-over's offer does: it must not wait.
             try (PreparedStatement handOver = release.prepareStatement(
                     "UPDATE lease_waiter SET wait_until = wait_until WHERE id = ?")) {
                 handOver.setQueryTimeout(5);
@@ -72,13 +71,13 @@ class QueueLockOrderTest extends IntegrationTest {
 
     /**
      * A retry of a waiting acquire takes over its first request's row (a new id, without the key's lock) while a
-     * release hands the key to that row. The hand-over locks the row before granting: it waits for the takeover,
-     * then grants the row under its new id. Found by the fencing harness as a 500 ("changed while its key was
-     * locked"): the hand-over read the row, granted a lease, and then updated no row, whose id had changed, so
-     * the key was held by a lease no one was told of.
+     * release offers the key to that row. The hand-over locks the row before offering: it waits for the takeover,
+     * then offers the key to the row under its new id, which the retry takes. Found by the fencing harness as a 500
+     * ("changed while its key was locked") when a hand-over granted the key: it read the row, granted a lease, and
+     * then updated no row, whose id had changed, so the key was held by a lease no one was told of.
      */
     @Test
-    void aHandOverToARowThatARetryTakesOverGrantsTheRowUnderItsNewIdAndNoLeaseIsLeftOver() throws Exception {
+    void aHandOverToARowThatARetryTakesOverOffersTheKeyToTheRowUnderItsNewId() throws Exception {
         Api.Response held = acquire(writer("alice"), "k", "job", "a", 60);
         String heldId = held.body().get("leaseId").asString();
         long keyId = jdbc.sql("SELECT key_id FROM lease WHERE id = CAST(:id AS uuid)").param("id", heldId)
@@ -99,18 +98,28 @@ class QueueLockOrderTest extends IntegrationTest {
             CompletableFuture<Api.Response> release = CompletableFuture.supplyAsync(() ->
                     release(writer("alice"), heldId, held.body().get("fencingToken").asLong()));
             // The release, holding the key, now waits for the row the retry holds.
-            awaitALockWaitIn("lease_waiter");
+            awaitALockWaitIn("lease_hand_over");
             takeover.commit();
 
             assertThat(release.get(10, TimeUnit.SECONDS).status()).isEqualTo(200);
         }
-        List<UUID> active = jdbc.sql("SELECT id FROM lease WHERE key_id = :keyId AND state = 'active'")
-                .param("keyId", keyId).query(UUID.class).list();
-        // Taken as the retry would adopt it: no row is left to the sweeper (or to other tests' counts).
-        List<UUID> granted = jdbc.sql("DELETE FROM lease_waiter WHERE id = :id RETURNING lease_id").param("id", retry)
-                .query(UUID.class).list();
-        assertThat(active).as("the key's active lease").hasSize(1);
-        assertThat(granted).as("the lease the row was granted").isEqualTo(active);
+        assertThat(jdbc.sql("SELECT count(*) FROM lease WHERE key_id = :keyId AND state = 'active'")
+                .param("keyId", keyId).query(Long.class).single()).as("active leases while the key is offered").isZero();
+        assertThat(jdbc.sql("SELECT offered_until IS NOT NULL FROM lease_waiter WHERE id = :id").param("id", retry)
+                .query(Boolean.class).single()).as("the row offered the key, under the retry's id").isTrue();
+
+        AcquireResult taken = operations.tryQueued(bobsCommand(), new Caller(tenant, "bob", "req-2", null), retry);
+        assertThat(taken).isInstanceOf(AcquireResult.Granted.class);
+        List<String> active = jdbc.sql("SELECT owner FROM lease WHERE key_id = :keyId AND state = 'active'")
+                .param("keyId", keyId).query(String.class).list();
+        assertThat(active).as("the key's active leases' owners").containsExactly("bob");
+        assertThat(jdbc.sql("SELECT count(*) FROM lease_waiter WHERE key_id = :keyId").param("keyId", keyId)
+                .query(Long.class).single()).as("rows left in the queue").isZero();
+    }
+
+    private AcquireCommand bobsCommand() {
+        return new AcquireCommand(new LeaseKey(tenant, LeaseKey.DEFAULT_PROGRAM, new Target(TargetType.OPAQUE, "k"),
+                "job", null), "b", 30, 3600, 0, 5, null, null, Metadata.EMPTY);
     }
 
     /** Bob's waiting acquire in the key's queue, with an Idempotency-Key or none. */

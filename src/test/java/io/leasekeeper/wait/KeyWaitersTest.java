@@ -96,7 +96,7 @@ class KeyWaitersTest {
         first.waitFor(KEY, System.nanoTime());
         waiters.freed(List.of(new FreedKeys.Freed(KEY, named.id())));
         named.waitFor(KEY, System.nanoTime());
-        assertThat(pending(named)).isEqualTo(KeyWaiters.Wake.GRANTED);
+        assertThat(pending(named)).isEqualTo(KeyWaiters.Wake.OFFERED);
         assertThat(pending(first)).as("the head of the instance, not named").isEqualTo(KeyWaiters.Wake.TIMED_OUT);
     }
 
