@@ -1,12 +1,13 @@
 -- A waiter that hung up takes nothing (issue 32). Until now the transaction that freed a key granted it to the first
 -- row of its queue (LeaseStore.HAND_OVER): a lease was made for a request whose client might have gone a moment
--- before, which the service can learn only by asking the kernel, and that client held the key for its TTL, or its
--- lease was released at once, leaving the history of a holder that never was. Now that transaction offers the key:
--- the row is marked offered_until and notified, the key stays busy for everyone else, and the grant is made by the
--- waiting request itself, in a transaction of its own, after it has seen its client still there (the kernel's view,
--- read after the offer). A request whose client has gone declines: it leaves the queue, and the key is offered to
--- the next row, or is free. An offer not taken in time (its request's instance stopped) lapses; the key then goes on
--- to the next row at the next try of any waiter, where before it stayed with the dead waiter's lease for its TTL.
+-- before, which the service learns only when it looks at the client's connection, and that client held the key for
+-- its TTL, or its lease was released at once, leaving the history of a holder that never was. Now that transaction
+-- offers the key: the row is marked offered_until and notified, the key stays busy for everyone else, and the grant
+-- is made by the waiting request itself, in a transaction of its own, after it has seen its client still there (a
+-- look at its connection, made after the offer). A request whose client has gone declines: it leaves the queue, and
+-- the key is offered to the next row, or is free. An offer not taken in time (its request's instance stopped)
+-- lapses; the key then goes on to the next row at the next try of any waiter, where before it stayed with the dead
+-- waiter's lease for its TTL.
 --
 -- The hand-over is now one function, like every other transition (issue 35): lease_hand_over.
 

@@ -103,7 +103,7 @@ class LeaseController {
         IdempotentCalls.Outcome<AcquireResult> outcome = command.waitSeconds() == 0
                 ? attempt.run(() -> operations.acquireIfFree(command, caller))
                 : waiting.acquire(command, caller, idempotency, arrived, attempt,
-                        now -> ClientConnections.closedByClient(request, now));
+                        () -> ClientConnections.closedByClient(request));
         return outcome.replay() != null ? replayed(outcome.replay()) : answer(outcome.fresh(), command, request);
     }
 
@@ -182,7 +182,7 @@ class LeaseController {
         if (wait == 0 || !read.lease().activeAt(read.now())) {
             return LeaseView.of(read.lease(), read.now());
         }
-        return waiting.watch(id, caller, wait, arrived, read, now -> ClientConnections.closedByClient(request, now));
+        return waiting.watch(id, caller, wait, arrived, read, () -> ClientConnections.closedByClient(request));
     }
 
     /** targetType, target and actor are required, though taken as optional: one 400 names every one missing. */

@@ -12,6 +12,7 @@ import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.function.BooleanSupplier;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.springframework.stereotype.Component;
@@ -58,15 +59,6 @@ class Waiting {
      */
     private static final long CLIENT_CHECK_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-    /**
-     * The request's client, as the kernel sees its connection: whether it has closed it, as seen lately (a
-     * snapshot a moment old, for the checks while a request sleeps), or {@code now} (before a try, which may grant
-     * the key: so no lease is made for a client that hung up before the key came to it).
-     */
-    interface Client {
-        boolean gone(boolean now);
-    }
-
     /** Runs one operation of an acquire as a try, under the request's Idempotency-Key. */
     interface Attempt {
         IdempotentCalls.Outcome<AcquireResult> run(Supplier<AcquireResult> operation);
@@ -76,13 +68,13 @@ class Waiting {
      * Tries the key; while it is busy, the request's row waits in the key's queue in the database, and the
      * request sleeps until a transaction hands the key to that row, or the key may be free (this request is
      * the longest-waiting one of the instance, and the key was freed without a hand-over or its holder's
-     * expiry passed), until {@code arrivedNanos + waitSeconds}. At least every second it asks whether the client is
-     * still there, and before each try it asks the kernel anew: one that has gone leaves the queue, declining the
-     * key if it was offered to it, which then goes to the next in the queue.
+     * expiry passed), until {@code arrivedNanos + waitSeconds}. At least every second, and before each try (which may
+     * grant it the key), it looks at its client's connection: one that has gone leaves the queue, declining the key
+     * if it was offered to it, which then goes to the next in the queue.
      */
     IdempotentCalls.Outcome<AcquireResult> acquire(AcquireCommand command, Caller caller,
                                                    IdempotencyStore.Request idempotency,
-                              long arrivedNanos, Attempt attempt, Client client) {
+                              long arrivedNanos, Attempt attempt, BooleanSupplier clientGone) {
         long deadline = arrivedNanos + TimeUnit.SECONDS.toNanos(command.waitSeconds());
         Optional<KeyWaiters.Waiter> admitted = admit(() -> waiters.acquirer(caller.tenant()));
         if (admitted.isEmpty()) { // waiting off, or shutting down: answered as a non-waiting acquire
@@ -100,7 +92,7 @@ class Waiting {
             waiter.waitFor(busy(tried).keyId(), triedAt);
             try {
                 return waitQueued(waiter, tried, triedAt, deadline, command, caller, arrivedNanos,
-                        attempt, client);
+                        attempt, clientGone);
             } catch (RuntimeException failed) {
                 // The request fails (the database went away): its row should not be offered the key later.
                 try {
@@ -118,7 +110,7 @@ class Waiting {
                                                               long firstTriedAt, long deadline,
                                                               AcquireCommand command, Caller caller,
                                                               long arrivedNanos,
-                                                              Attempt attempt, Client client) {
+                                                              Attempt attempt, BooleanSupplier clientGone) {
         UUID id = waiter.id();
         IdempotentCalls.Outcome<AcquireResult> tried = first;
         long triedAt = firstTriedAt;
@@ -128,7 +120,7 @@ class Waiting {
             if (waiter.isHead()) {
                 tryAt = earliest(tryAt, triedAt + TimeUnit.MILLISECONDS.toNanos(busy(tried).remainingMs()));
             }
-            KeyWaiters.Wake wake = sleep(waiter, tryAt, client);
+            KeyWaiters.Wake wake = sleep(waiter, tryAt, clientGone);
             if (wake == null) {
                 // Never grant a key to a client that has gone: the key goes to the next in the queue.
                 operations.abandonQueue(command, id, caller);
@@ -164,7 +156,7 @@ class Waiting {
      * {@code waitSeconds} pass; a renew does not end the wait.
      */
     LeaseView watch(UUID leaseId, Caller caller, int waitSeconds, long arrivedNanos, LeaseStore.AtTime first,
-                    Client client) {
+                    BooleanSupplier clientGone) {
         long deadline = arrivedNanos + TimeUnit.SECONDS.toNanos(waitSeconds);
         Optional<Long> keyId = operations.watchKeyOfLease(leaseId, caller.tenant(), waitSeconds + 1);
         Optional<KeyWaiters.Waiter> joined = keyId.isEmpty() ? Optional.empty()
@@ -188,7 +180,7 @@ class Waiting {
                 }
                 long readAgainAt = earliest(earliest(deadline, waiters.retryByNanos(now)),
                         readAt + TimeUnit.MILLISECONDS.toNanos(lease.remainingMillisAt(read.now())));
-                KeyWaiters.Wake wake = sleep(waiter, readAgainAt, client);
+                KeyWaiters.Wake wake = sleep(waiter, readAgainAt, clientGone);
                 if (wake == null) {
                     // Nobody will read the answer: the place goes back to the instance now, not at the deadline.
                     record("watch", "gone", arrivedNanos);
@@ -209,19 +201,18 @@ class Waiting {
 
     /**
      * Sleeps until the waiter is woken or {@code untilNanos}, looking at the client at least every second meanwhile
-     * (a waiter whose client has gone leaves its place, and its key's queue, within about that) and as it is now
+     * (a waiter whose client has gone leaves its place, and its key's queue, within about that) and once more
      * before it goes on: the wake, or null when the client has gone. Without the request's slot
      * ({@link TenantSlots}): a waiter holds nothing while it sleeps, and takes a slot back only to go on.
      */
-    private static KeyWaiters.Wake sleep(KeyWaiters.Waiter waiter, long untilNanos, Client client) {
+    private static KeyWaiters.Wake sleep(KeyWaiters.Waiter waiter, long untilNanos, BooleanSupplier clientGone) {
         return TenantSlots.aside(() -> {
             while (true) {
                 KeyWaiters.Wake wake = waiter.await(earliest(untilNanos, System.nanoTime() + CLIENT_CHECK_NANOS));
-                boolean goOn = wake != KeyWaiters.Wake.TIMED_OUT || System.nanoTime() - untilNanos >= 0;
-                if (client.gone(goOn)) {
+                if (clientGone.getAsBoolean()) {
                     return null;
                 }
-                if (goOn) {
+                if (wake != KeyWaiters.Wake.TIMED_OUT || System.nanoTime() - untilNanos >= 0) {
                     return wake;
                 }
             }

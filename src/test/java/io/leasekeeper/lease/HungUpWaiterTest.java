@@ -20,6 +20,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -43,20 +44,17 @@ class HungUpWaiterTest extends IntegrationTest {
         requests.shutdownNow();
     }
 
-    /** A client the test hangs up; its look before a try waits for the test when {@code held}. */
-    private static final class Client implements Waiting.Client {
+    /** A client the test hangs up; once {@code holdNextLook}, the request's next look at it waits for the test. */
+    private static final class Client implements BooleanSupplier {
         final CountDownLatch looking = new CountDownLatch(1);
         final CountDownLatch answer = new CountDownLatch(1);
-        final boolean held;
+        volatile boolean holdNextLook;
         volatile boolean hungUp;
 
-        Client(boolean held) {
-            this.held = held;
-        }
-
         @Override
-        public boolean gone(boolean now) {
-            if (now && held && looking.getCount() > 0) {
+        public boolean getAsBoolean() {
+            if (holdNextLook) {
+                holdNextLook = false;
                 looking.countDown();
                 try {
                     answer.await();
@@ -68,19 +66,21 @@ class HungUpWaiterTest extends IntegrationTest {
         }
     }
 
-    private static final Client STAYS = new Client(false);
+    private static final BooleanSupplier STAYS = () -> false;
 
     @Test
     void aClientThatHangsUpWhileTheKeyIsOfferedToItIsGrantedNothingAndTheKeyGoesToTheNextWaiter() throws Exception {
         Api.Response held = acquire(writer("alice"), "k", "job", "a", 60);
-        Client bobsClient = new Client(true);
+        Client bobsClient = new Client();
         CompletableFuture<AcquireResult> bob = waitFor("bob", bobsClient);
         awaitQueueRows(1);
         CompletableFuture<AcquireResult> carol = waitFor("carol", STAYS);
         awaitQueueRows(2);
 
+        bobsClient.holdNextLook = true;
         assertThat(release(writer("alice"), id(held), token(held)).status()).isEqualTo(200);
-        // Bob's request was offered the key, and looks at its client before it takes it.
+        // The release offered the key to bob's row; bob's request looks at its client before it takes it (or is in
+        // the look it makes every second, begun before the offer: the offer waits for it all the same).
         assertThat(bobsClient.looking.await(10, TimeUnit.SECONDS)).isTrue();
         assertThat(activeOwners()).as("while the key is offered, nobody holds it").isEmpty();
         assertThat(offeredTo()).containsExactly("bob");
@@ -94,7 +94,7 @@ class HungUpWaiterTest extends IntegrationTest {
     @Test
     void aClientThatHangsUpAsTheKeyIsOfferedToItPassesTheOfferOnToTheNextWaiter() throws Exception {
         Api.Response held = acquire(writer("alice"), "k", "job", "a", 60);
-        Client bobsClient = new Client(false);
+        Client bobsClient = new Client();
         CompletableFuture<AcquireResult> bob = waitFor("bob", bobsClient);
         awaitQueueRows(1);
         CompletableFuture<AcquireResult> carol = waitFor("carol", STAYS);
@@ -119,7 +119,7 @@ class HungUpWaiterTest extends IntegrationTest {
     @Test
     void aClientThatHangsUpBeforeTheKeyIsReleasedHasLeftTheQueueAndTheLastWaiterLeavesTheKeyFree() throws Exception {
         Api.Response held = acquire(writer("alice"), "k", "job", "a", 60);
-        Client bobsClient = new Client(false);
+        Client bobsClient = new Client();
         CompletableFuture<AcquireResult> bob = waitFor("bob", bobsClient);
         awaitQueueRows(1);
 
@@ -151,7 +151,7 @@ class HungUpWaiterTest extends IntegrationTest {
     }
 
     /** A waiting acquire of the key "k" by {@code owner}, for 20 s, as the controller makes it, with this client. */
-    private CompletableFuture<AcquireResult> waitFor(String owner, Waiting.Client client) {
+    private CompletableFuture<AcquireResult> waitFor(String owner, BooleanSupplier client) {
         AcquireCommand command = new AcquireCommand(new LeaseKey(tenant, LeaseKey.DEFAULT_PROGRAM,
                 new Target(TargetType.OPAQUE, "k"), "job", null), owner, 30, 3600, 0, 20, null, null, Metadata.EMPTY);
         Caller caller = new Caller(tenant, owner, "req-" + owner, null);
