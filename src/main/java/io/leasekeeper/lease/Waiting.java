@@ -12,8 +12,8 @@ import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.function.BooleanSupplier;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.springframework.stereotype.Component;
 
@@ -66,7 +66,7 @@ class Waiting {
 
     /**
      * Tries the key; while it is busy, the request's row waits in the key's queue in the database, and the
-     * request sleeps until a transaction hands the key to that row, or the key may be free (this request is
+     * request sleeps until a transaction offers the key to that row, or the key may be free (this request is
      * the longest-waiting one of the instance, and the key was freed without a hand-over or its holder's
      * expiry passed), until {@code arrivedNanos + waitSeconds}. At least every second, and before each try (which may
      * grant it the key), it looks at its client's connection: one that has gone leaves the queue, declining the key

@@ -111,6 +111,16 @@ public class LeaseSweeper {
         }
     }
 
+    /**
+     * One tenant's due leases, as a run sweeps each tenant: its first batch, and {@code workers} at once when that
+     * batch was full, within one run's bound of batches. Returns how many leases it expired.
+     */
+    public int sweepTenant(String tenant) {
+        Run run = new Run();
+        sweepTenant(tenant, run);
+        return run.expired;
+    }
+
     private void sweepTenant(String tenant, Run run) {
         int first = sweepOnce(tenant);
         run.expired += first;

@@ -310,8 +310,8 @@ public class KeyWaiters implements SmartLifecycle {
 
         /**
          * This acquirer was granted the key and leaves: the next of the instance becomes head without trying at
-         * once (the key is held; the next release offers it to the queue). An acquirer that leaves without the key makes
-         * its successor try, since the key may have been freed with no one of this instance trying it.
+         * once (the key is held; the next release offers it to the queue). An acquirer that leaves without the key
+         * makes its successor try, since the key may have been freed with no one of this instance trying it.
          */
         public void tookKey() {
             tookKey = true;
@@ -356,7 +356,7 @@ public class KeyWaiters implements SmartLifecycle {
                     offered = false; // reported once: a try that then finds the offer lapsed sleeps again
                     return Wake.OFFERED;
                 }
-                return closing ? Wake.CLOSING : closing ? Wake.CLOSING : evicted ? Wake.EVICTED
+                return closing ? Wake.CLOSING : evicted ? Wake.EVICTED
                         : woken ? Wake.FREED : Wake.TIMED_OUT;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();

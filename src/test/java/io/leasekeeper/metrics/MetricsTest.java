@@ -4,15 +4,24 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.leasekeeper.support.Api;
 import io.leasekeeper.support.IntegrationTest;
+import io.leasekeeper.support.OwnDatabase;
 import io.leasekeeper.support.Scrape;
+import io.leasekeeper.sweeper.LeaseSweeper;
 import java.net.URI;
 import java.net.http.HttpRequest;
-import io.leasekeeper.sweeper.LeaseSweeper;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.context.ContextConfiguration;
 import tools.jackson.databind.json.JsonMapper;
 
-/** The service's meters as Prometheus scrapes them from the management port, moved by real requests. */
+/**
+ * The service's meters as Prometheus scrapes them from the management port, moved by real requests. On a database of
+ * its own ({@link OwnDatabase}): the lease gauges and a sweeper run count every tenant's leases, and other test
+ * classes leave due ones behind (the sweeper is off in tests), often of more tenants than one run reaches.
+ */
+@ContextConfiguration(initializers = OwnDatabase.class)
+@DirtiesContext
 class MetricsTest extends IntegrationTest {
 
     private static final String TIMER = "leasekeeper_operation_seconds_count";
@@ -93,7 +102,6 @@ class MetricsTest extends IntegrationTest {
 
         // An acquire finds the key's lease past its TTL and records the expiry itself; then the sweeper.
         assertThat(acquire(writer("bob"), "lapsed", "job", "h", 30).status()).isEqualTo(201);
-        // Every tenant's due leases, other test classes' included: the gauges count them all.
         assertThat(sweeper.sweepDue()).isGreaterThanOrEqualTo(1);
         assertThat(api.get("/v1/leases/" + swept, writer("alice")).body().get("state").asString()).isEqualTo("expired");
         gauges.refresh();

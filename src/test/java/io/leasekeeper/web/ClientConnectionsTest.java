@@ -1,6 +1,7 @@
 package io.leasekeeper.web;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.leasekeeper.support.Api;
 import io.leasekeeper.support.IntegrationTest;
@@ -8,6 +9,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.Socket;
+import java.time.Duration;
 import java.nio.charset.StandardCharsets;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -62,9 +64,14 @@ class ClientConnectionsTest extends IntegrationTest {
                 + (body == null ? "" : body);
     }
 
+    /** Until the waiting acquire's row is in its key's queue: its first try has committed. */
     private void awaitWaiters() {
-        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() -> jdbc.sql(
-                "SELECT count(*) FROM lease_waiter WHERE tenant = :t").param("t", tenant).query(Long.class).single() == 1);
+        await().atMost(Duration.ofSeconds(10)).until(() -> queueRows() == 1);
+    }
+
+    private long queueRows() {
+        return jdbc.sql("SELECT count(*) FROM lease_waiter WHERE tenant = :t").param("t", tenant).query(Long.class)
+                .single();
     }
 
     private static String readToEnd(InputStream in) throws java.io.IOException {
