@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -241,24 +242,24 @@ class WaitingAcquireTest extends WaitingTest {
 
     @Test
     void theSweeperDeletesQueueRowsAMinuteAfterTheirWaitRanOut() {
-        // Rows that earlier tests left (a granted waiter's row stays until this job) are gone first: the count
-        // below is of this test's rows.
-        sweeper.deleteAbandonedWaiters();
         Api.Response held = acquire(writer("alice"), "k", "job", "a", 60);
         long keyId = jdbc.sql("SELECT key_id FROM lease WHERE id = CAST(:id AS uuid)").param("id", id(held))
                 .query(Long.class).single();
-        for (String waitUntil : new String[] {"lease_now() - interval '61 seconds'", "lease_now() - interval '59 seconds'"}) {
-            jdbc.sql("""
-                    INSERT INTO lease_waiter (id, key_id, wait_until, tenant, owner, holder, ttl_seconds,
-                                              max_lifetime_seconds, lock_delay_seconds, metadata)
-                    VALUES (gen_random_uuid(), :keyId, %s, :tenant, 'bob', 'b', 30, 3600, 0, '{}')
-                    """.formatted(waitUntil)).param("keyId", keyId).param("tenant", tenant).update();
-        }
+        UUID abandoned = UUID.randomUUID();
+        UUID recent = UUID.randomUUID();
+        jdbc.sql("""
+                INSERT INTO lease_waiter (id, key_id, wait_until, tenant, owner, holder, ttl_seconds,
+                                          max_lifetime_seconds, lock_delay_seconds, metadata)
+                VALUES (:abandoned, :keyId, lease_now() - interval '61 seconds', :tenant, 'bob', 'b', 30, 3600, 0, '{}'),
+                       (:recent, :keyId, lease_now() - interval '59 seconds', :tenant, 'bob', 'b', 30, 3600, 0, '{}')
+                """).param("abandoned", abandoned).param("recent", recent).param("keyId", keyId)
+                .param("tenant", tenant).update();
 
-        assertThat(sweeper.deleteAbandonedWaiters()).isEqualTo(1);
+        // Rows other tests left count too (any tenant's row abandoned a minute ago): at least this test's one.
+        assertThat(sweeper.deleteAbandonedWaiters()).isPositive();
 
-        assertThat(jdbc.sql("SELECT count(*) FROM lease_waiter WHERE tenant = :tenant")
-                .param("tenant", tenant).query(Long.class).single()).isEqualTo(1);
+        assertThat(jdbc.sql("SELECT id FROM lease_waiter WHERE tenant = :tenant").param("tenant", tenant)
+                .query(UUID.class).list()).containsExactly(recent);
         // A row whose wait ran out is never handed the key: the release leaves it free.
         release(writer("alice"), id(held), token(held));
         assertThat(jdbc.sql("SELECT count(*) FROM lease WHERE tenant = :tenant AND state = 'active'")
