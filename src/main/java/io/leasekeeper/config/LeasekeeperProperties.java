@@ -199,7 +199,8 @@ public record LeasekeeperProperties(
      * made since), so that no acquire contends on a shared counter row. {@code requestsPerSecondPerTenant} (0, the
      * default: no limit) refills a per-tenant bucket of {@code requestBurstPerTenant} requests on each instance (0,
      * the default: one second of the rate). {@code requestsInProgress} is how many requests an instance works on at
-     * once, shared fairly among the tenants asking (0, the default: the connection pool's size);
+     * once, shared fairly among the tenants asking (0, the default: adapted to the time requests take, between the
+     * processors' count and the connection pool's size);
      * {@code queuePerTenant} bounds the requests of one tenant waiting for a slot, and {@code queueTimeout} how long
      * one waits, before it answers 429 TENANT_BUSY.
      */

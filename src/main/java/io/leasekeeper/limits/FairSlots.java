@@ -14,7 +14,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>Invariants, all kept under {@link #lock}:
  * <ul>
- *   <li>At most {@code slots} requests hold a slot at once ({@code inUse <= slots}).</li>
+ *   <li>At most {@code slots} requests hold a slot at once ({@code inUse <= slots}), but for the moment after
+ *       {@link #resize} shrank them: then no slot is handed out until enough came back.</li>
  *   <li>A request queues only while every slot is taken, and a slot that comes free while anyone queues is handed
  *       to a queued request at once: the instance never idles while a tenant waits (work-conserving), and a tenant
  *       alone may hold every slot.</li>
@@ -64,7 +65,7 @@ final class FairSlots {
         }
     }
 
-    private final int slots;
+    private int slots;
     private final int maxQueuedPerTenant;
     private final ReentrantLock lock = new ReentrantLock();
     private final Map<String, Tenant> tenants = new HashMap<>();
@@ -83,21 +84,46 @@ final class FairSlots {
     }
 
     int slots() {
-        return slots;
+        lock.lock();
+        try {
+            return slots;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Changes how many requests may hold a slot at once. More slots are handed to queued requests at once, fairly;
+     * fewer take effect as slots come back (no request loses the slot it holds).
+     */
+    void resize(int slots) {
+        if (slots < 1) {
+            throw new IllegalArgumentException("slots must be at least 1");
+        }
+        lock.lock();
+        try {
+            this.slots = slots;
+            while (inUse < slots && handToNext()) {
+                // each turn hands one freed slot to the queued tenant holding the fewest
+            }
+        } finally {
+            lock.unlock();
+        }
     }
 
     /**
      * Takes a slot for one of the tenant's requests: at once while one is free, else after waiting in the tenant's
      * queue at most {@code timeoutNanos}. Give it back with {@link #release}.
+     *
+     * @return the slots held once it has one, its own included
      */
-    void take(String tenant, long timeoutNanos) throws RefusedException {
+    int take(String tenant, long timeoutNanos) throws RefusedException {
         lock.lock();
         try {
             Tenant t = tenants.computeIfAbsent(tenant, name -> new Tenant());
             if (inUse < slots) { // a free slot: nobody queues (a freed slot is handed over)
                 t.held++;
-                inUse++;
-                return;
+                return ++inUse;
             }
             if (t.queue.size() >= maxQueuedPerTenant) {
                 forgetIfIdle(tenant, t);
@@ -120,6 +146,7 @@ final class FairSlots {
                     }
                 }
             }
+            return inUse;
         } finally {
             lock.unlock();
         }
@@ -129,20 +156,22 @@ final class FairSlots {
      * Takes a slot back for a request that gave its slot up to wait (for a key, a lease's end): it queues first
      * in its tenant's queue, past the queue's bound and without a timeout (the slots' holders end within their
      * statements' timeouts), since refusing it now would turn a grant it may already have into an error.
+     *
+     * @return the slots held once it has one, its own included
      */
-    void takeBack(String tenant) {
+    int takeBack(String tenant) {
         lock.lock();
         try {
             Tenant t = tenants.computeIfAbsent(tenant, name -> new Tenant());
             if (inUse < slots) {
                 t.held++;
-                inUse++;
-                return;
+                return ++inUse;
             }
             Ticket ticket = enqueue(t, true);
             while (!ticket.granted) {
                 ticket.handed.awaitUninterruptibly();
             }
+            return inUse;
         } finally {
             lock.unlock();
         }
@@ -158,22 +187,31 @@ final class FairSlots {
             }
             t.held--;
             inUse--;
-            Tenant next = fewestHeld();
-            if (next != null) {
-                Ticket ticket = next.queue.poll();
-                queued--;
-                if (next.queue.isEmpty()) {
-                    queueing.remove(next);
-                }
-                next.held++;
-                inUse++;
-                ticket.granted = true;
-                ticket.handed.signal();
+            if (inUse < slots) {
+                handToNext();
             }
             forgetIfIdle(tenant, t);
         } finally {
             lock.unlock();
         }
+    }
+
+    /** Hands a free slot to the queued request that fairness picks; false when nobody queues. */
+    private boolean handToNext() {
+        Tenant next = fewestHeld();
+        if (next == null) {
+            return false;
+        }
+        Ticket ticket = next.queue.poll();
+        queued--;
+        if (next.queue.isEmpty()) {
+            queueing.remove(next);
+        }
+        next.held++;
+        inUse++;
+        ticket.granted = true;
+        ticket.handed.signal();
+        return true;
     }
 
     /** The queued tenant holding the fewest slots; among equals, the one whose first request waited longest. */

@@ -21,11 +21,17 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 
 /**
  * How an instance shares its work among tenants (contract 1.2, "Load a client caused is never a 5xx"): it works on
- * at most {@code leasekeeper.limits.requests-in-progress} requests at once (by default its connection pool's size:
- * each request needs a connection, and more in flight would only queue for one), and hands those slots out fairly
- * ({@link FairSlots}). A tenant alone may take every slot; tenants that compete get equal shares, and a tenant's
- * excess waits in its own queue. A request takes its slot after the rate limit admitted it and before the handler
- * runs, and gives it back when it completes. A request its tenant's queue has no room for, or that waited
+ * a bounded number of requests at once, its slots, and hands them out fairly ({@link FairSlots}). A tenant alone may
+ * take every slot; tenants that compete get equal shares, and a tenant's excess waits in its own queue.
+ *
+ * <p>How many slots: {@code leasekeeper.limits.requests-in-progress} when set; by default as many as keep the
+ * instance just short of queueing inside itself ({@link LatencyLimit}, from the time requests hold their slots),
+ * between the processors' count and the connection pool's size (each request needs a connection, and more in
+ * flight would only queue for one). A request in a slot then shares the processors with a few others rather than
+ * with every other tenant's burst; the rest wait in their tenant's queue, where fairness orders them.
+ *
+ * <p>A request takes its slot after the rate limit admitted it and before the handler runs, and gives it back when
+ * it completes. A request its tenant's queue has no room for, or that waited
  * {@code queue-timeout} for a slot, answers 429 TENANT_BUSY with {@code Retry-After}: load a client caused, never
  * a 5xx. Since a tenant queues only behind the instance's other work, a tenant alone sees TENANT_BUSY only when the
  * instance is saturated. A request that waits for a key or a lease's end ({@link #aside}) gives its slot up while
@@ -40,11 +46,13 @@ public class TenantSlots implements HandlerInterceptor, WebMvcConfigurer {
 
     private static final String SLOT = TenantSlots.class.getName() + ".slot";
 
-    /** The slot a request holds: whose, and where it goes back. */
-    private record Slot(FairSlots slots, String tenant) {
+    /** The slot a request holds: whose, where it goes back, since when, and how many were held with it. */
+    private record Slot(TenantSlots owner, String tenant, long since, int inFlight) {
     }
 
     private final FairSlots slots;
+    /** Adapts the slots to the time requests hold them; null when the setting fixes their number. */
+    private final LatencyLimit limit;
     private final long queueTimeoutNanos;
     private final Counter queueFull;
     private final Counter waitedTooLong;
@@ -54,13 +62,21 @@ public class TenantSlots implements HandlerInterceptor, WebMvcConfigurer {
     TenantSlots(LeasekeeperProperties properties, MeterRegistry registry,
                 @Value("${spring.datasource.hikari.maximum-pool-size:10}") int poolSize) {
         LeasekeeperProperties.Limits limits = properties.limits();
-        this.slots = new FairSlots(limits.requestsInProgress() > 0 ? limits.requestsInProgress() : poolSize,
-                limits.queuePerTenant());
+        if (limits.requestsInProgress() > 0) {
+            this.slots = new FairSlots(limits.requestsInProgress(), limits.queuePerTenant());
+            this.limit = null;
+        } else {
+            // Fewer slots than processors would idle them while requests wait on the database.
+            int fewest = Math.min(poolSize, Math.max(2, Runtime.getRuntime().availableProcessors()));
+            this.slots = new FairSlots(poolSize, limits.queuePerTenant());
+            this.limit = new LatencyLimit(fewest, poolSize, slots::resize);
+        }
         this.queueTimeoutNanos = limits.queueTimeout().toNanos();
         this.queueFull = TenantLimits.refusals(registry, "queue-full");
         this.waitedTooLong = TenantLimits.refusals(registry, "queue-timeout");
         Gauge.builder("leasekeeper.limits.slots", slots, FairSlots::slots)
-                .description("Requests this instance works on at once (leasekeeper.limits.requests-in-progress)")
+                .description("Requests this instance works on at once now (leasekeeper.limits.requests-in-progress,"
+                        + " or adapted to the time they take)")
                 .register(registry);
         Gauge.builder("leasekeeper.limits.in.progress", slots, FairSlots::inUse)
                 .description("Requests holding one of the instance's slots now").register(registry);
@@ -87,8 +103,9 @@ public class TenantSlots implements HandlerInterceptor, WebMvcConfigurer {
         if (!(request.getAttribute(TenantAttribute.NAME) instanceof String tenant)) {
             return true; // not authenticated: security has answered, or will
         }
+        int inFlight;
         try {
-            slots.take(tenant, queueTimeoutNanos);
+            inFlight = slots.take(tenant, queueTimeoutNanos);
         } catch (FairSlots.RefusedException refused) {
             if (databaseFailing) {
                 throw new ApiException(ErrorCode.DATABASE_UNAVAILABLE, "The instance's requests are waiting for the"
@@ -101,7 +118,7 @@ public class TenantSlots implements HandlerInterceptor, WebMvcConfigurer {
                     : "The instance is busy, and the request waited too long for its tenant's share")
                     + "; retry after 1 s.", 1);
         }
-        request.setAttribute(SLOT, new Slot(slots, tenant));
+        request.setAttribute(SLOT, new Slot(this, tenant, System.nanoTime(), inFlight));
         return true;
     }
 
@@ -113,7 +130,18 @@ public class TenantSlots implements HandlerInterceptor, WebMvcConfigurer {
             if (failing != databaseFailing) {
                 databaseFailing = failing;
             }
-            slot.slots().release(slot.tenant());
+            give(slot, failing);
+        }
+    }
+
+    /**
+     * Gives the slot back, and tells the limit how long it was held, unless the database failed it: a request that
+     * waited for a database that does not answer says nothing of the load.
+     */
+    private void give(Slot slot, boolean databaseFailed) {
+        slots.release(slot.tenant()); // first: a change of the limit resizes the slots, under their lock
+        if (limit != null && !databaseFailed) {
+            limit.sample(slot.since(), System.nanoTime() - slot.since(), slot.inFlight());
         }
     }
 
@@ -127,11 +155,14 @@ public class TenantSlots implements HandlerInterceptor, WebMvcConfigurer {
         if (request == null || !(request.getAttribute(SLOT, RequestAttributes.SCOPE_REQUEST) instanceof Slot slot)) {
             return wait.get();
         }
-        slot.slots().release(slot.tenant());
+        TenantSlots owner = slot.owner();
+        owner.give(slot, false);
         try {
             return wait.get();
         } finally {
-            slot.slots().takeBack(slot.tenant());
+            int inFlight = owner.slots.takeBack(slot.tenant());
+            request.setAttribute(SLOT, new Slot(owner, slot.tenant(), System.nanoTime(), inFlight),
+                    RequestAttributes.SCOPE_REQUEST);
         }
     }
 }

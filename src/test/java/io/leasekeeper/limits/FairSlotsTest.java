@@ -126,6 +126,46 @@ class FairSlotsTest {
     }
 
     @Test
+    void moreSlotsGoToQueuedRequestsAtOnceFairly() throws Exception {
+        FairSlots slots = new FairSlots(2, 10);
+        slots.take("flood", 0);
+        slots.take("flood", 0);
+        CompletableFuture<Void> flood = queue(slots, "flood");
+        await().atMost(Duration.ofSeconds(10)).until(() -> slots.queued("flood") == 1);
+        CompletableFuture<Void> steady = queue(slots, "steady");
+        await().atMost(Duration.ofSeconds(10)).until(() -> slots.queued("steady") == 1);
+
+        slots.resize(3);
+        steady.get(10, TimeUnit.SECONDS);
+        assertThat(flood).as("one more slot: the tenant holding none is served").isNotDone();
+        slots.resize(4);
+        flood.get(10, TimeUnit.SECONDS);
+        assertThat(slots.inUse()).isEqualTo(4);
+        assertThat(slots.queued()).isZero();
+    }
+
+    @Test
+    void fewerSlotsTakeNoSlotAwayAndHandNoneOutUntilEnoughCameBack() throws Exception {
+        FairSlots slots = new FairSlots(3, 10);
+        for (int i = 0; i < 3; i++) {
+            slots.take("a", 0);
+        }
+        slots.resize(1);
+        assertThat(slots.held("a")).as("held slots are kept").isEqualTo(3);
+        CompletableFuture<Void> b = queue(slots, "b");
+        await().atMost(Duration.ofSeconds(10)).until(() -> slots.queued("b") == 1);
+
+        slots.release("a");
+        slots.release("a");
+        assertThat(slots.inUse()).isEqualTo(1);
+        assertThat(b).as("one slot, still held").isNotDone();
+        slots.release("a");
+        b.get(10, TimeUnit.SECONDS);
+        assertThat(slots.inUse()).isEqualTo(1);
+        assertThat(slots.held("b")).isEqualTo(1);
+    }
+
+    @Test
     void releasingASlotNotHeldIsABug() {
         FairSlots slots = new FairSlots(1, 1);
         assertThatThrownBy(() -> slots.release("a")).isInstanceOf(IllegalStateException.class);
