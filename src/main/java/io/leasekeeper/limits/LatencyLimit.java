@@ -6,8 +6,8 @@ import java.util.function.IntConsumer;
 
 /**
  * How many requests an instance works on at once by default: as many as keep it just short of queueing inside
- * itself, found from how long requests hold their slots (TCP Vegas, as Netflix's {@code concurrency-limits} applies it
- * to requests; docs/decisions.md says why this is not that library's class).
+ * itself, found from how long requests hold their slots (TCP Vegas, as Netflix's {@code concurrency-limits} applies
+ * it to requests; docs/decisions.md says why this is not that library's class).
  *
  * <p>The samples are gathered in windows of at least {@link #WINDOW_NANOS} and {@link #WINDOW_SAMPLES} requests.
  * At each window's end, with {@code least} the shortest mean time of a window seen lately and {@code mean} this
@@ -20,8 +20,8 @@ import java.util.function.IntConsumer;
  *       stays where the last saturation left it, and the next burst finds that many slots, not more;</li>
  *   <li>else it stays.</li>
  * </ul>
- * The shortest time is forgotten every {@link #PROBE_WINDOWS} windows and taken again from the next one, so that
- * a lasting change (a slower database, a faster one) moves it.
+ * Every {@link #PROBE_WINDOWS} windows the shortest time is forgotten and that window's mean taken instead (the
+ * limit stays for that window), so that a lasting change (a slower database, a faster one) moves it.
  *
  * <p>The limit reads no clock: a sample brings its own start and length, so tests drive it exactly.
  */
