@@ -51,6 +51,19 @@ class CommandLineRunTest extends IntegrationTest {
     }
 
     @Test
+    void theCommandDoesNotGetTheCommandLinesToken() throws Exception {
+        Path seen = dir.resolve("seen");
+        Cli.Ended ended = cli(writer("alice")).run("run", "--target", "opaque:nightly", "--actor", "report",
+                "--", "sh", "-c", "echo \"token=${LEASEKEEPER_TOKEN-unset} lease=${LEASEKEEPER_LEASE_ID-unset}\" > "
+                        + seen);
+
+        assertThat(ended.status()).isZero();
+        String env = Files.readString(seen).trim();
+        assertThat(env).as("the lease is there, the bearer token is not").startsWith("token=unset lease=")
+                .doesNotEndWith("lease=unset");
+    }
+
+    @Test
     void aCommandEndedBySignalGivesOneHundredTwentyEightPlusTheSignal() throws Exception {
         Cli.Ended ended = cli(writer("alice")).run("run", "--target", "opaque:nightly", "--actor", "report",
                 "--", "sh", "-c", "kill -TERM $$");

@@ -69,6 +69,9 @@ final class RunCommand implements Callable<Integer> {
         try {
             ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
             Map<String, String> environment = builder.environment();
+            // The command gets its lease, not the command line's credentials: with the token it could act as the
+            // command line's subject (release the lease it runs under, take any key of the tenant) or log it.
+            environment.remove("LEASEKEEPER_TOKEN");
             environment.put("LEASEKEEPER_LEASE_ID", held.leaseId().toString());
             environment.put("LEASEKEEPER_FENCING_TOKEN", Long.toString(held.fencingToken()));
             environment.put("LEASEKEEPER_KEY", held.key());
