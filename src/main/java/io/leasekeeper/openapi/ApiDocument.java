@@ -77,7 +77,8 @@ class ApiDocument {
                 .addHeaders(HttpHeaders.RETRY_AFTER, new Header().schema(new IntegerSchema().minimum(java.math.BigDecimal.ONE))
                         .description("Whole seconds to wait before trying again: with LEASE_HELD until the"
                                 + " holding lease expires unless renewed; with LOCK_DELAYED until availableAt; with"
-                                + " DATABASE_UNAVAILABLE a short pause."))
+                                + " DATABASE_UNAVAILABLE a short pause; with TOKEN_KEYS_UNAVAILABLE until the service"
+                                + " asks the token issuer for its keys again."))
                 .addHeaders(IdempotencyKeys.REPLAYED_HEADER, new Header()
                         .schema(new StringSchema()._enum(List.of("true")))
                         .description("Present, `true`, when the answer replays the first answer to the same"

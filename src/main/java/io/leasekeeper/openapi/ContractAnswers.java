@@ -1,6 +1,7 @@
 package io.leasekeeper.openapi;
 
 import static io.leasekeeper.web.ErrorCode.DATABASE_UNAVAILABLE;
+import static io.leasekeeper.web.ErrorCode.TOKEN_KEYS_UNAVAILABLE;
 import static io.leasekeeper.web.ErrorCode.IDEMPOTENCY_KEY_REUSED;
 import static io.leasekeeper.web.ErrorCode.INSUFFICIENT_SCOPE;
 import static io.leasekeeper.web.ErrorCode.INTERNAL_ERROR;
@@ -60,10 +61,10 @@ final class ContractAnswers implements OperationCustomizer {
 
     /**
      * No or a bad token, a token without the scope, the tenant's request rate exceeded, the instance busy with the
-     * tenant's share, PostgreSQL away, a bug: possible on every operation.
+     * tenant's share, PostgreSQL away, the issuer's keys never fetched, a bug: possible on every operation.
      */
     static final Set<ErrorCode> EVERY_OPERATION = EnumSet.of(UNAUTHENTICATED, INSUFFICIENT_SCOPE, RATE_LIMITED,
-            TENANT_BUSY, INTERNAL_ERROR, DATABASE_UNAVAILABLE);
+            TENANT_BUSY, INTERNAL_ERROR, DATABASE_UNAVAILABLE, TOKEN_KEYS_UNAVAILABLE);
     /** Refused before the body is read. */
     static final Set<ErrorCode> WITH_BODY = EnumSet.of(REQUEST_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE);
     /** A malformed key is a 400; a key reused for another request a 422. */
@@ -190,7 +191,8 @@ final class ContractAnswers implements OperationCustomizer {
                         new MediaType().schema(new Schema<>().$ref(PROBLEM_SCHEMA)).examples(examples)));
         response.addHeaderObject(TraceIds.TRACE_ID_HEADER, header(TraceIds.TRACE_ID_HEADER));
         if (codes.contains(LEASE_HELD) || codes.contains(LOCK_DELAYED) || codes.contains(RATE_LIMITED)
-                || codes.contains(TENANT_BUSY) || codes.contains(DATABASE_UNAVAILABLE)) {
+                || codes.contains(TENANT_BUSY) || codes.contains(DATABASE_UNAVAILABLE)
+                || codes.contains(TOKEN_KEYS_UNAVAILABLE)) {
             response.addHeaderObject(HttpHeaders.RETRY_AFTER, header(HttpHeaders.RETRY_AFTER));
         }
         return response;

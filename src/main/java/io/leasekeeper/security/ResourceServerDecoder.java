@@ -17,15 +17,15 @@ import org.springframework.security.oauth2.jose.jws.SignatureAlgorithm;
 import org.springframework.security.oauth2.jwt.Jwt;
 import org.springframework.security.oauth2.jwt.JwtDecoder;
 import org.springframework.security.oauth2.jwt.NimbusJwtDecoder;
-import org.springframework.security.oauth2.jwt.SupplierJwtDecoder;
 import org.springframework.util.StringUtils;
 
 /**
  * The service's JWT decoder, from Spring Boot's standard resource-server properties, in place of the one
  * Boot would build (Boot backs off when this bean exists, and its {@code audiences} property then applies
  * only because this class reads it). Boot's decoders checked {@code iss} only with {@code issuer-uri}, let a
- * token without {@code exp} through, and fetched the JWK set again for every token with an unknown key id;
- * here every configuration applies {@link TokenRules} and keeps its JWK set in a {@link JwkSetCache}.
+ * token without {@code exp} through, fetched the JWK set again for every token with an unknown key id, and
+ * forgot the set when a fetch failed; here every configuration applies {@link TokenRules} and takes its keys
+ * from {@link IssuerKeys}.
  * <p>
  * The key comes from {@code jwk-set-uri}, else {@code public-key-location}, else {@code issuer-uri} (OpenID
  * discovery, on the first token, so that the service starts while the issuer is away). {@code issuer-uri},
@@ -55,8 +55,8 @@ class ResourceServerDecoder {
                 Audiences.accepted(jwt.getAudiences(), properties.security().audienceCheck()),
                 properties.security().tenantClaim());
         if (StringUtils.hasText(jwt.getJwkSetUri())) {
-            return withRules(NimbusJwtDecoder.withJwkSetUri(jwt.getJwkSetUri())
-                    .jwsAlgorithms(a -> a.addAll(algorithms)).cache(new JwkSetCache()).build(), rules);
+            return withRules(NimbusJwtDecoder.withJwkSource(IssuerKeys.atJwkSetUri(jwt.getJwkSetUri()))
+                    .jwsAlgorithms(a -> a.addAll(algorithms)).build(), rules);
         }
         if (publicKey) {
             if (algorithms.size() != 1) {
@@ -66,8 +66,8 @@ class ResourceServerDecoder {
             return withRules(NimbusJwtDecoder.withPublicKey(rsaPublicKey(jwt.readPublicKey()))
                     .signatureAlgorithm(algorithms.iterator().next()).build(), rules);
         }
-        return new SupplierJwtDecoder(() -> withRules(NimbusJwtDecoder.withIssuerLocation(issuer)
-                .jwsAlgorithms(a -> a.addAll(algorithms)).cache(new JwkSetCache()).build(), rules));
+        return withRules(NimbusJwtDecoder.withJwkSource(IssuerKeys.ofIssuer(issuer))
+                .jwsAlgorithms(a -> a.addAll(algorithms)).build(), rules);
     }
 
     private static NimbusJwtDecoder withRules(NimbusJwtDecoder decoder, OAuth2TokenValidator<Jwt> rules) {

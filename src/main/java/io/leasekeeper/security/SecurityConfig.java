@@ -15,8 +15,11 @@ import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.MethodParameter;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.MediaType;
+import org.springframework.security.authentication.AuthenticationServiceException;
+import org.springframework.security.config.ObjectPostProcessor;
 import org.springframework.security.config.annotation.web.builders.HttpSecurity;
 import org.springframework.security.config.http.SessionCreationPolicy;
 import org.springframework.security.core.context.SecurityContextHolder;
@@ -29,6 +32,7 @@ import org.springframework.security.oauth2.server.resource.web.access.BearerToke
 import org.springframework.security.web.AuthenticationEntryPoint;
 import org.springframework.security.web.SecurityFilterChain;
 import org.springframework.security.web.access.AccessDeniedHandler;
+import org.springframework.security.web.authentication.AuthenticationFailureHandler;
 import org.springframework.security.web.firewall.RequestRejectedHandler;
 import org.springframework.security.web.firewall.StrictHttpFirewall;
 import org.springframework.web.bind.support.WebDataBinderFactory;
@@ -79,7 +83,14 @@ class SecurityConfig implements WebMvcConfigurer {
                         .anyRequest().authenticated())
                 .oauth2ResourceServer(rs -> rs.jwt(jwt -> jwt.decoder(new CachingJwtDecoder(decoder, DECODED_TOKENS)))
                         .authenticationEntryPoint(unauthenticated)
-                        .accessDeniedHandler(denied))
+                        .accessDeniedHandler(denied)
+                        .withObjectPostProcessor(new ObjectPostProcessor<BearerTokenAuthenticationFilter>() {
+                            @Override
+                            public <F extends BearerTokenAuthenticationFilter> F postProcess(F filter) {
+                                filter.setAuthenticationFailureHandler(problemFailure(json, unauthenticated));
+                                return filter;
+                            }
+                        }))
                 .exceptionHandling(e -> e.authenticationEntryPoint(unauthenticated).accessDeniedHandler(denied))
                 .addFilterAfter(new TenantAttribute(properties.security().tenantClaim()),
                         BearerTokenAuthenticationFilter.class)
@@ -131,6 +142,26 @@ class SecurityConfig implements WebMvcConfigurer {
             bearer.commence(request, response, e);
             write(json, request, response, ErrorCode.UNAUTHENTICATED,
                     "A valid bearer token is required.");
+        };
+    }
+
+    /**
+     * A token that could not be checked because the issuer's keys cannot be had is 503 TOKEN_KEYS_UNAVAILABLE
+     * with Retry-After ({@link IssuerKeys}); any other failure to check a token is a fault, rethrown (500), as
+     * Spring Security does; every refusal of the token itself is 401.
+     */
+    private static AuthenticationFailureHandler problemFailure(JsonMapper json, AuthenticationEntryPoint unauthenticated) {
+        return (request, response, e) -> {
+            IssuerKeys.KeysUnavailable unavailable = IssuerKeys.KeysUnavailable.in(e);
+            if (unavailable != null) {
+                response.setHeader(HttpHeaders.RETRY_AFTER, Long.toString(unavailable.retryAfter().toSeconds()));
+                write(json, request, response, ErrorCode.TOKEN_KEYS_UNAVAILABLE,
+                        "The issuer's token keys cannot be fetched, so no token can be checked now.");
+            } else if (e instanceof AuthenticationServiceException) {
+                throw e;
+            } else {
+                unauthenticated.commence(request, response, e);
+            }
         };
     }
 

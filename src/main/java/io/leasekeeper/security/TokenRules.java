@@ -11,13 +11,16 @@ import org.springframework.security.oauth2.core.OAuth2TokenValidator;
 import org.springframework.security.oauth2.core.OAuth2TokenValidatorResult;
 import org.springframework.security.oauth2.jwt.Jwt;
 import org.springframework.security.oauth2.jwt.JwtIssuerValidator;
+import org.springframework.security.oauth2.jwt.JwtTypeValidator;
 import org.springframework.security.oauth2.jwt.JwtValidators;
 
 /**
  * What a signed token must say to be accepted, the same whichever way its signature is checked (public key,
- * JWK set, issuer discovery, or the {@code local} profile's key). Spring Security's defaults ({@code typ},
- * {@code exp}/{@code nbf} with 60 s of clock skew, certificate thumbprint), and:
+ * JWK set, issuer discovery, or the {@code local} profile's key). Spring Security's defaults ({@code exp}/{@code nbf}
+ * with 60 s of clock skew, certificate thumbprint), and:
  * <ul>
+ * <li>a {@code typ} header, when present, of {@code JWT} or, as RFC 9068 names access tokens, {@code at+jwt}
+ * (Spring's default refuses the latter);</li>
  * <li>an {@code exp}: Spring's timestamp validator passes a token without one, which would be valid for
  * ever (contract 1.1, "Tokens");</li>
  * <li>{@code iss} equal to the configured issuer, when one is configured;</li>
@@ -38,6 +41,9 @@ final class TokenRules {
      */
     static OAuth2TokenValidator<Jwt> validator(String issuer, List<String> audiences, String tenantClaim) {
         List<OAuth2TokenValidator<Jwt>> rules = new ArrayList<>();
+        JwtTypeValidator type = new JwtTypeValidator("JWT", "at+jwt", "application/at+jwt");
+        type.setAllowEmpty(true);
+        rules.add(type);
         rules.add(TokenRules::expiryRequired);
         if (issuer != null) {
             rules.add(new JwtIssuerValidator(issuer));

@@ -38,7 +38,12 @@ public enum ErrorCode {
     TENANT_BUSY(HttpStatus.TOO_MANY_REQUESTS, "Tenant busy"),
     INTERNAL_ERROR(HttpStatus.INTERNAL_SERVER_ERROR, "Internal error"),
     /** PostgreSQL cannot be reached: nothing was decided, the client retries after Retry-After. */
-    DATABASE_UNAVAILABLE(HttpStatus.SERVICE_UNAVAILABLE, "Database unavailable");
+    DATABASE_UNAVAILABLE(HttpStatus.SERVICE_UNAVAILABLE, "Database unavailable"),
+    /**
+     * The issuer's token keys have never been fetched and cannot be now, so no token can be checked: the client
+     * retries after Retry-After. Once a key set has been fetched, a failed refetch keeps using it.
+     */
+    TOKEN_KEYS_UNAVAILABLE(HttpStatus.SERVICE_UNAVAILABLE, "Token keys unavailable");
 
     private final HttpStatus status;
     private final String title;

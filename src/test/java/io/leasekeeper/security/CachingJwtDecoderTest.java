@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.springframework.security.oauth2.core.OAuth2Error;
@@ -66,6 +67,28 @@ class CachingJwtDecoderTest {
         // Caffeine drops expired entries by a timer wheel whose buckets span about a second.
         clock.advance(Duration.ofMinutes(1));
         assertThat(cache.size()).as("and the cache forgets it").isZero();
+    }
+
+    @Test
+    void aRememberedTokenIsCheckedAgainAfterAMinuteSoThatAWithdrawnKeyStopsBeingAccepted() {
+        AtomicBoolean withdrawn = new AtomicBoolean();
+        JwtDecoder decoder = decoding(START.plusSeconds(3600));
+        CachingJwtDecoder cache = cache(token -> {
+            if (withdrawn.get()) {
+                decodes.incrementAndGet();
+                throw new BadJwtException("no key matches");
+            }
+            return decoder.decode(token);
+        }, 10);
+        cache.decode("token");
+        withdrawn.set(true);
+        clock.advance(CachingJwtDecoder.REMEMBER_AT_MOST.minusMillis(1));
+        cache.decode("token");
+        assertThat(decodes).as("remembered for a minute at most").hasValue(1);
+
+        clock.advance(Duration.ofMillis(1));
+        assertThatThrownBy(() -> cache.decode("token")).isInstanceOf(BadJwtException.class);
+        assertThat(decodes).as("then the decoder, with the keys it has now, decides again").hasValue(2);
     }
 
     @Test

@@ -69,6 +69,16 @@ class SecurityTest extends IntegrationTest {
     // Contract 1.1, "Tokens" (issue 17); this context checks tokens with a public key, an issuer and an audience.
 
     @Test
+    void anAccessTokenTypedAsRfc9068SaysIsAcceptedAndAnyOtherTypeRefused() {
+        for (String type : List.of("at+jwt", "application/at+jwt", "JWT")) {
+            assertThat(api.get("/v1/leases", TestTokens.ofType(type, "alice", tenant, TestTokens.READ)).status())
+                    .as(type).isEqualTo(200);
+        }
+        assertUnauthenticated("an ID token's type", TestTokens.ofType("id+jwt", "alice", tenant, TestTokens.READ));
+        assertUnauthenticated("a logout token's type", TestTokens.ofType("logout+jwt", "alice", tenant, TestTokens.READ));
+    }
+
+    @Test
     void aTokenWithoutExpiryIsRefused() {
         assertUnauthenticated("no exp", TestTokens.with("alice", tenant, TestTokens.WRITE, c -> c.expirationTime(null)));
     }

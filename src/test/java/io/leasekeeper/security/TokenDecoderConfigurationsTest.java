@@ -3,6 +3,10 @@ package io.leasekeeper.security;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import com.nimbusds.jwt.JWTClaimsSet;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
@@ -17,20 +21,28 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * The token rules (contract 1.1, "Tokens"; issue 17) in the two decoder configurations that fetch keys, the
- * whole service against an issuer served on loopback by the JDK's HTTP server: OpenID discovery and the JWK
- * set, whose fetches it counts. (SecurityTest holds the rules with a public key.)
+ * The token rules (contract 1.1, "Tokens") in the two decoder configurations that fetch keys, and what an
+ * outage of the issuer's keys does (IssuerKeys): the whole service against an issuer served on loopback by the
+ * JDK's HTTP server, OpenID discovery and the JWK set, whose fetches it counts and whose failures the test
+ * decides. (SecurityTest holds the rules with a public key; IssuerKeysTest the fetching rules on a clock.)
  */
 class TokenDecoderConfigurationsTest {
 
@@ -39,6 +51,11 @@ class TokenDecoderConfigurationsTest {
     private static HttpServer server;
     private static String issuer;
     private static final AtomicInteger jwksFetches = new AtomicInteger();
+    /** What the JWK set endpoint answers: its status (200 with the set, else an empty body). */
+    private static volatile int jwksStatus;
+    /** When set, the JWK set endpoint counts it down on entering, then waits for the test to release it. */
+    private static volatile CountDownLatch jwksEntered;
+    private static volatile CountDownLatch jwksReleased;
 
     private final String tenant = "t-" + UUID.randomUUID().toString().substring(0, 8);
 
@@ -50,6 +67,16 @@ class TokenDecoderConfigurationsTest {
                 "{\"issuer\": \"" + issuer + "\", \"jwks_uri\": \"" + issuer + "/jwks\"}"));
         server.createContext("/jwks", exchange -> {
             jwksFetches.incrementAndGet();
+            CountDownLatch entered = jwksEntered;
+            if (entered != null) {
+                entered.countDown();
+                awaitQuietly(jwksReleased);
+            }
+            if (jwksStatus != 200) {
+                exchange.sendResponseHeaders(jwksStatus, -1);
+                exchange.close();
+                return;
+            }
             answer(exchange, TestTokens.jwkSet());
         });
         server.start();
@@ -61,8 +88,11 @@ class TokenDecoderConfigurationsTest {
     }
 
     @BeforeEach
-    void noFetchesYet() {
+    void anIssuerAnswering() {
         jwksFetches.set(0);
+        jwksStatus = 200;
+        jwksEntered = null;
+        jwksReleased = new CountDownLatch(1);
     }
 
     @Test
@@ -101,14 +131,106 @@ class TokenDecoderConfigurationsTest {
         assertThat(jwksFetches).as("none of these named an unknown key").hasValue(1);
 
         List<Integer> statuses = new ArrayList<>();
+        long start = System.nanoTime();
         for (int i = 0; i < 50; i++) {
-            statuses.add(api.get("/v1/leases", TestTokens.withKeyId("made-up-" + i, "alice", tenant, TestTokens.READ,
-                    c -> c.issuer(issuer))).status());
+            statuses.add(api.get("/v1/leases", madeUpKeyId("made-up-" + i)).status());
         }
+        long intervals = (System.nanoTime() - start) / IssuerKeys.REFETCH_INTERVAL.toNanos();
         assertThat(statuses).containsOnly(401);
-        assertThat(jwksFetches).as("one refetch, for the first unknown key id, within %s", JwkSetCache.REFETCH_INTERVAL)
-                .hasValue(2);
+        assertThat(jwksFetches.get()).as("at most one refetch per %s, whatever key ids tokens name",
+                IssuerKeys.REFETCH_INTERVAL).isBetween(1, 2 + (int) intervals);
         assertThat(api.get("/v1/leases", token(c -> c)).status()).isEqualTo(200);
+    }
+
+    @Test
+    void whenTheIssuersKeysCannotBeFetchedAnyTokenIsAnswered503WithRetryAfterAndTheIssuerAskedOncePerWait() {
+        jwksStatus = 503;
+        try (ConfigurableApplicationContext service = start(PROPERTY + "jwk-set-uri=" + issuer + "/jwks",
+                PROPERTY + "audiences=" + TestTokens.AUDIENCE)) {
+            Api api = api(service);
+            ListAppender<ILoggingEvent> logged = capturedLogs();
+            long start = System.nanoTime();
+            List<String> tokens = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                tokens.add(TestTokens.signedByUnknownKey("mallory", tenant, TestTokens.ADMIN));
+            }
+            tokens.add(token(c -> c));
+            for (String token : tokens) {
+                Api.Response r = api.get("/v1/leases", token);
+                assertThat(r.status()).isEqualTo(503);
+                assertThat(r.code()).isEqualTo("TOKEN_KEYS_UNAVAILABLE");
+                assertThat(Integer.parseInt(r.header("Retry-After")))
+                        .isBetween(1, (int) IssuerKeys.RETRY_AFTER.toSeconds());
+            }
+            long waits = (System.nanoTime() - start) / IssuerKeys.RETRY_AFTER.toNanos();
+            assertThat(jwksFetches.get()).as("one fetch per %s", IssuerKeys.RETRY_AFTER).isBetween(1, 1 + (int) waits);
+            assertThat(logged.list).as("nothing logged as an error, no stack trace")
+                    .noneSatisfy(e -> assertThat(e.getLevel()).isEqualTo(Level.ERROR))
+                    .allSatisfy(e -> assertThat(e.getThrowableProxy()).isNull())
+                    .filteredOn(e -> e.getLoggerName().equals(IssuerKeys.class.getName()))
+                    .hasSizeBetween(1, 2);
+
+            jwksStatus = 200;
+            Api.Response accepted = poll(() -> api.get("/v1/leases", token(c -> c)), r -> r.status() != 503);
+            assertThat(accepted.status()).as("once the issuer answers again").isEqualTo(200);
+        }
+    }
+
+    @Test
+    void anUnknownKeyIdWhileTheIssuerHangsNeitherDropsTheKeysNorHoldsUpAValidToken() throws Exception {
+        try (ConfigurableApplicationContext service = start(PROPERTY + "jwk-set-uri=" + issuer + "/jwks",
+                PROPERTY + "audiences=" + TestTokens.AUDIENCE)) {
+            Api api = api(service);
+            assertThat(api.get("/v1/leases", token(c -> c)).status()).isEqualTo(200);
+            long fetched = System.nanoTime();
+            // A key id the set lacks refetches it only once the set is REFETCH_INTERVAL old.
+            poll(System::nanoTime, now -> now - fetched > IssuerKeys.REFETCH_INTERVAL.toNanos());
+
+            jwksEntered = new CountDownLatch(1);
+            jwksStatus = 503;
+            CompletableFuture<Api.Response> unknown = CompletableFuture.supplyAsync(
+                    () -> api.get("/v1/leases", madeUpKeyId("rotated?")));
+            assertThat(jwksEntered.await(30, TimeUnit.SECONDS)).as("its refetch reached the issuer").isTrue();
+            Api.Response fresh = api.get("/v1/leases", token(c -> c.jwtID(UUID.randomUUID().toString())));
+            assertThat(fresh.status()).as("a token not seen before, while the refetch hangs").isEqualTo(200);
+            jwksReleased.countDown();
+
+            assertThat(unknown.get(30, TimeUnit.SECONDS).status()).isEqualTo(401);
+            assertThat(api.get("/v1/leases", token(c -> c.jwtID(UUID.randomUUID().toString()))).status())
+                    .as("the refetch failed: the keys in hand stay").isEqualTo(200);
+            assertThat(jwksFetches).hasValue(2);
+        }
+    }
+
+    private String madeUpKeyId(String keyId) {
+        return TestTokens.withKeyId(keyId, "mallory", tenant, TestTokens.READ, c -> c.issuer(issuer));
+    }
+
+    private static ListAppender<ILoggingEvent> capturedLogs() {
+        ListAppender<ILoggingEvent> appender = new ListAppender<>();
+        appender.start();
+        ((Logger) LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME)).addAppender(appender);
+        return appender;
+    }
+
+    /** Asks until {@code done} holds, for at most 30 s: for rules where time itself matters. */
+    private static <T> T poll(Supplier<T> ask, Predicate<T> done) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (true) {
+            T answer = ask.get();
+            if (done.test(answer) || System.nanoTime() > deadline) {
+                return answer;
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
+        }
+    }
+
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private String token(UnaryOperator<JWTClaimsSet.Builder> edit) {

@@ -102,6 +102,12 @@ public final class TestTokens {
                 edit.apply(claims(subject, scopes).claim("tenant", tenant)).build());
     }
 
+    /** A valid token whose header's {@code typ} is {@code type}. */
+    public static String ofType(String type, String subject, String tenant, List<String> scopes) {
+        return sign(TRUSTED, new JWSHeader.Builder(JWSAlgorithm.RS256).type(new JOSEObjectType(type)).build(),
+                claims(subject, scopes).claim("tenant", tenant).build());
+    }
+
     /**
      * Algorithm confusion: HS256, with the trusted public key's PEM text as the HMAC secret. A verifier that
      * takes the algorithm from the token would check it with the public key and accept it.
