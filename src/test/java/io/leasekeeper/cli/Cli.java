@@ -39,6 +39,12 @@ final class Cli {
         }
     }
 
+    /** Sets {@code name} in the command line's environment. */
+    Cli withEnvironment(String name, String value) {
+        environment.put(name, value);
+        return this;
+    }
+
     /** A command line that has ended: its status and what it wrote. */
     record Ended(int status, String out, String err) {
         /** Standard error's lines, each of which must be a diagnostic. */

@@ -3,34 +3,22 @@ package io.leasekeeper.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
-import io.leasekeeper.support.IntegrationTest;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The one-call commands (cli.md, "One-call commands"): each makes its call, prints the JSON answer on standard
  * output and exits 0; and every exit status of the contract other than {@code run}'s, provoked.
  */
-class CommandLineCallsTest extends IntegrationTest {
-
-    private static final JsonMapper JSON = JsonMapper.builder().build();
-
-    @TempDir
-    Path dir;
-
-    private Cli cli(String token) {
-        return new Cli(port, token, dir);
-    }
+class CommandLineCallsTest extends CommandLineTest {
 
     private static JsonNode json(Cli.Ended ended) {
         assertThat(ended.status()).as(ended.err()).isZero();
@@ -73,6 +61,7 @@ class CommandLineCallsTest extends IntegrationTest {
         String second = json(alice.run("acquire", "--target", "opaque:nightly", "--actor", "report"))
                 .get("leaseId").asString();
         Files.writeString(dir.resolve("admin-token"), admin("root") + "\n", StandardCharsets.UTF_8);
+        Files.setPosixFilePermissions(dir.resolve("admin-token"), PosixFilePermissions.fromString("rw-------"));
         JsonNode revoked = json(cli(null).run("revoke", "--token-file", dir.resolve("admin-token").toString(),
                 "--lease-id", second, "--reason", "maintenance"));
         assertThat(revoked.get("state").asString()).isEqualTo("revoked");

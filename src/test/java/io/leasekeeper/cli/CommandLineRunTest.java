@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import io.leasekeeper.support.Api;
 import io.leasekeeper.support.CuttableProxy;
-import io.leasekeeper.support.IntegrationTest;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,23 +12,15 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code leasekeeper run} against the whole service, with real child processes (cli.md, "leasekeeper run" and
  * "Exit statuses"): the lease in COMMAND's environment, COMMAND's own status, a busy key, a wait ended by a
  * release, and a loss (an admin's revoke, a silent network) stopping COMMAND and its descendants.
  */
-class CommandLineRunTest extends IntegrationTest {
+class CommandLineRunTest extends CommandLineTest {
 
     private static final Duration END = Duration.ofSeconds(30);
-
-    @TempDir
-    Path dir;
-
-    private Cli cli(String token) {
-        return new Cli(port, token, dir);
-    }
 
     @Test
     void commandGetsTheLeaseInItsEnvironmentAndItsStatusIsReturnedAfterTheRelease() throws Exception {

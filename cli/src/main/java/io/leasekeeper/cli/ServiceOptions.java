@@ -1,8 +1,10 @@
 package io.leasekeeper.cli;
 
+import io.leasekeeper.client.BaseUrl;
 import io.leasekeeper.client.LeasekeeperClient;
 import java.io.IOException;
 import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,32 +12,48 @@ import java.time.Duration;
 import picocli.CommandLine;
 import picocli.CommandLine.Option;
 
-/** Where the service is and the bearer token to send: flags first, then the environment. */
+/**
+ * Where the service is and the bearer token to send: flags first, then the environment. The URL follows the
+ * library's rules ({@link BaseUrl}): requests go under its path, and plain http to a host that is not loopback is
+ * refused (exit 64) unless {@code --allow-plain-http} or {@code LEASEKEEPER_ALLOW_PLAIN_HTTP=true} allows it. A
+ * {@code --token-file} that its group or others may read gets one warning on standard error.
+ */
 final class ServiceOptions {
 
     @CommandLine.Spec(CommandLine.Spec.Target.MIXEE)
     CommandLine.Model.CommandSpec spec;
 
     @Option(names = "--url", paramLabel = "URL",
-            description = "the service (default: $LEASEKEEPER_URL, else http://localhost:8080)")
+            description = "the service, https unless its host is loopback; requests go under its path"
+                    + " (default: $LEASEKEEPER_URL, else http://localhost:8080)")
     String url;
 
+    @Option(names = "--allow-plain-http",
+            description = "allow an http URL whose host is not loopback: the token crosses the network in clear"
+                    + " (default: $LEASEKEEPER_ALLOW_PLAIN_HTTP=true, else refused)")
+    boolean allowPlainHttp;
+
     @Option(names = "--token-file", paramLabel = "FILE",
-            description = "a file holding the bearer token (default: $LEASEKEEPER_TOKEN)")
+            description = "a file holding the bearer token, readable by its owner only (default: $LEASEKEEPER_TOKEN)")
     Path tokenFile;
 
     LeasekeeperClient client() {
         String base = url != null ? url : System.getenv().getOrDefault("LEASEKEEPER_URL", "http://localhost:8080");
+        boolean plainHttp = allowPlainHttp || "true".equalsIgnoreCase(System.getenv("LEASEKEEPER_ALLOW_PLAIN_HTTP"));
         URI uri;
         try {
-            uri = URI.create(base.endsWith("/") ? base : base + "/");
-            if (uri.getScheme() == null || uri.getHost() == null) {
-                throw new IllegalArgumentException("no scheme or host");
-            }
-        } catch (IllegalArgumentException e) {
+            uri = new URI(base);
+        } catch (URISyntaxException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), "'" + base + "' is not a URL: " + e.getMessage());
         }
-        return LeasekeeperClient.builder(uri).token(token()).requestTimeout(Duration.ofSeconds(10)).build();
+        try {
+            BaseUrl.checked(uri, plainHttp, "--allow-plain-http (or LEASEKEEPER_ALLOW_PLAIN_HTTP=true)");
+        } catch (IllegalArgumentException broken) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "the service URL " + base + " "
+                    + broken.getMessage());
+        }
+        return LeasekeeperClient.builder(uri).allowPlainHttp(plainHttp).token(token())
+                .requestTimeout(Duration.ofSeconds(10)).build();
     }
 
     private String token() {
@@ -43,6 +61,7 @@ final class ServiceOptions {
             String fromEnvironment = System.getenv("LEASEKEEPER_TOKEN");
             return fromEnvironment == null || fromEnvironment.isBlank() ? null : fromEnvironment.trim();
         }
+        TokenFile.exposure(tokenFile).ifPresent(Leasekeeper::diagnose);
         try {
             return Files.readString(tokenFile, StandardCharsets.UTF_8).trim();
         } catch (IOException e) {

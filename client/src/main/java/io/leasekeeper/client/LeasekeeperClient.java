@@ -34,6 +34,11 @@ import java.util.function.Supplier;
  * {@code Retry-After} when the service sends one, never past a waiting acquire's wait), and a retry of a write
  * whose answer was lost replays that answer instead of acting twice. Reads are retried the same way.
  * Thread-safe; one client serves a whole application.
+ *
+ * <p>Every request goes under the base URL's path ({@link BaseUrl}): {@code https://host/leasekeeper} sends
+ * {@code /leasekeeper/v1/leases}. The base URL is https unless its host is loopback or the builder allowed plain
+ * http ({@link Builder#allowPlainHttp}); the client never shows the bearer token, in its {@link #toString()}
+ * or in its messages.
  */
 public final class LeasekeeperClient {
 
@@ -49,7 +54,11 @@ public final class LeasekeeperClient {
     private final LeaseListener listener;
 
     private LeasekeeperClient(Builder b) {
-        this.baseUrl = b.baseUrl;
+        try {
+            this.baseUrl = BaseUrl.checked(b.baseUrl, b.allowPlainHttp, "the builder's allowPlainHttp(true)");
+        } catch (IllegalArgumentException broken) {
+            throw new IllegalArgumentException("Leasekeeper's base URL " + b.baseUrl + " " + broken.getMessage());
+        }
         this.token = b.token;
         this.http = b.http != null ? b.http : HttpClient.newBuilder().connectTimeout(b.connectTimeout).build();
         this.requestTimeout = b.requestTimeout;
@@ -59,9 +68,24 @@ public final class LeasekeeperClient {
         this.listener = b.listener;
     }
 
-    /** A client of the service at {@code baseUrl} (for example {@code http://localhost:8080}). */
+    /**
+     * A client of the service at {@code baseUrl} (for example {@code https://leasekeeper.internal}, or
+     * {@code https://gateway.internal/leasekeeper} behind a gateway that routes by path); {@link Builder#build()}
+     * checks it ({@link BaseUrl}).
+     */
     public static Builder builder(URI baseUrl) {
         return new Builder(baseUrl);
+    }
+
+    /** The URL every request is resolved under: the builder's, its path ending with {@code /}. */
+    public URI baseUrl() {
+        return baseUrl;
+    }
+
+    /** Names the service, never the token. */
+    @Override
+    public String toString() {
+        return "LeasekeeperClient[" + baseUrl + "]";
     }
 
     /** The longest {@code waitSeconds} one request asks for: the contract's default {@code leasekeeper.wait.max}. */
@@ -197,7 +221,7 @@ public final class LeasekeeperClient {
         if (!request.metadata().isEmpty()) {
             body.put("metadata", request.metadata());
         }
-        Answer answer = post("/v1/leases", body, Duration.ofSeconds(Math.max(0, request.waitSeconds())),
+        Answer answer = post("v1/leases", body, Duration.ofSeconds(Math.max(0, request.waitSeconds())),
                 idempotencyKey, attempts, deadline);
         return new Granted(lease(answer.body()),
                 request.waitSeconds() > 0 ? answer.receivedAtNanos() : answer.sentAtNanos());
@@ -236,7 +260,7 @@ public final class LeasekeeperClient {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("fencingToken", fencingToken);
         put(body, "ttlSeconds", ttlSeconds);
-        return lease(write("/v1/leases/" + leaseId + "/renew", body, Duration.ZERO, idempotencyKey, attempts));
+        return lease(write("v1/leases/" + leaseId + "/renew", body, Duration.ZERO, idempotencyKey, attempts));
     }
 
     /**
@@ -315,17 +339,17 @@ public final class LeasekeeperClient {
      * lost answer, or on another instance) replays its answer.
      */
     public Lease release(UUID leaseId, long fencingToken, String idempotencyKey) {
-        return lease(write("/v1/leases/" + leaseId + "/release", Map.of("fencingToken", fencingToken), Duration.ZERO,
+        return lease(write("v1/leases/" + leaseId + "/release", Map.of("fencingToken", fencingToken), Duration.ZERO,
                 Objects.requireNonNull(idempotencyKey, "idempotencyKey"), maxAttempts));
     }
 
     /** An admin ends a lease of its tenant, whoever holds it (needs the {@code leases:admin} scope). */
     public Lease revoke(UUID leaseId, String reason) {
-        return lease(write("/v1/admin/leases/" + leaseId + "/revoke", Map.of("reason", reason), Duration.ZERO));
+        return lease(write("v1/admin/leases/" + leaseId + "/revoke", Map.of("reason", reason), Duration.ZERO));
     }
 
     public Lease inspect(UUID leaseId) {
-        return lease(read("/v1/leases/" + leaseId, Duration.ZERO));
+        return lease(read("v1/leases/" + leaseId, Duration.ZERO));
     }
 
     /**
@@ -333,7 +357,7 @@ public final class LeasekeeperClient {
      * pass, whichever is first; a renew does not end the wait (revision 1.1).
      */
     public Lease watch(UUID leaseId, int waitSeconds) {
-        return lease(read("/v1/leases/" + leaseId + "?waitSeconds=" + waitSeconds, Duration.ofSeconds(waitSeconds)));
+        return lease(read("v1/leases/" + leaseId + "?waitSeconds=" + waitSeconds, Duration.ofSeconds(waitSeconds)));
     }
 
     /** The active lease of a key; {@link ProblemException.NoActiveLease} when none holds it. */
@@ -344,7 +368,7 @@ public final class LeasekeeperClient {
         query.put("target", key.target().value());
         query.put("actor", key.actor());
         putQuery(query, "operation", key.operation());
-        return lease(read("/v1/leases/current" + queryString(query), Duration.ZERO));
+        return lease(read("v1/leases/current" + queryString(query), Duration.ZERO));
     }
 
     public LeasePage list(ListQuery q) {
@@ -358,7 +382,7 @@ public final class LeasekeeperClient {
         putQuery(query, "state", q.state());
         putQuery(query, "limit", q.limit() == null ? null : q.limit().toString());
         putQuery(query, "cursor", q.cursor());
-        JsonNode page = read("/v1/leases" + queryString(query), Duration.ZERO);
+        JsonNode page = read("v1/leases" + queryString(query), Duration.ZERO);
         List<Lease> items = new ArrayList<>();
         page.path("items").forEach(item -> items.add(lease(item)));
         return new LeasePage(List.copyOf(items), text(page, "nextCursor"));
@@ -372,7 +396,7 @@ public final class LeasekeeperClient {
         Map<String, String> query = new LinkedHashMap<>();
         putQuery(query, "limit", limit == null ? null : limit.toString());
         putQuery(query, "cursor", cursor);
-        JsonNode page = read("/v1/leases/" + leaseId + "/events" + queryString(query), Duration.ZERO);
+        JsonNode page = read("v1/leases/" + leaseId + "/events" + queryString(query), Duration.ZERO);
         List<LeaseEvent> items = new ArrayList<>();
         page.path("items").forEach(item -> items.add(event(item)));
         return new EventPage(List.copyOf(items), text(page, "nextCursor"));
@@ -419,6 +443,7 @@ public final class LeasekeeperClient {
         return send(() -> request(path, longer).GET().build(), maxAttempts, null).body();
     }
 
+    /** A request to {@code path}, relative (no leading {@code /}), so that it is resolved under the base's path. */
     private HttpRequest.Builder request(String path, Duration longer) {
         HttpRequest.Builder builder = HttpRequest.newBuilder(baseUrl.resolve(path))
                 .timeout(requestTimeout.plus(longer))
@@ -633,6 +658,7 @@ public final class LeasekeeperClient {
         private Duration firstBackoff = Duration.ofMillis(100);
         private Duration maxBackoff = Duration.ofSeconds(2);
         private LeaseListener listener = LeaseListener.NONE;
+        private boolean allowPlainHttp;
 
         private Builder(URI baseUrl) {
             this.baseUrl = Objects.requireNonNull(baseUrl, "baseUrl");
@@ -649,6 +675,15 @@ public final class LeasekeeperClient {
 
         public Builder token(String token) {
             return token(() -> token);
+        }
+
+        /**
+         * Allows an {@code http} base URL whose host is not loopback (default false: {@link #build()} refuses it,
+         * since the token would cross the network in clear). Only for a network the caller trusts.
+         */
+        public Builder allowPlainHttp(boolean allow) {
+            this.allowPlainHttp = allow;
+            return this;
         }
 
         /** The JDK client to send with (default: a new one with {@code connectTimeout}). */
@@ -685,6 +720,7 @@ public final class LeasekeeperClient {
             return this;
         }
 
+        /** The client; {@link IllegalArgumentException} naming the rule when the base URL breaks one ({@link BaseUrl}). */
         public LeasekeeperClient build() {
             return new LeasekeeperClient(this);
         }

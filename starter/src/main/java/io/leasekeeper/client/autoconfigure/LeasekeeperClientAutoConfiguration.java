@@ -40,6 +40,7 @@ public final class LeasekeeperClientAutoConfiguration {
                                         ObjectProvider<LeaseListener> listeners) {
         LeasekeeperClientProperties.Retries retries = properties.retries();
         return LeasekeeperClient.builder(properties.baseUrl())
+                .allowPlainHttp(properties.allowPlainHttp())
                 .token(token)
                 .connectTimeout(properties.connectTimeout())
                 .requestTimeout(properties.requestTimeout())

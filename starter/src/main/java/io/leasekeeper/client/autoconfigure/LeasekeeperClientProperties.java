@@ -1,5 +1,6 @@
 package io.leasekeeper.client.autoconfigure;
 
+import io.leasekeeper.client.BaseUrl;
 import io.leasekeeper.client.HoldOptions;
 import java.net.URI;
 import java.time.Duration;
@@ -14,7 +15,13 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * <p>Applications name their leases' holder with {@link #holder()}:
  * {@code AcquireRequest.of(key, properties.holder(), ttl)}.
  *
- * @param baseUrl        the service, for example {@code https://leasekeeper.internal}
+ * <p>{@link #toString()} shows every setting but the token.
+ *
+ * @param baseUrl        the service, for example {@code https://leasekeeper.internal}, or
+ *                       {@code https://gateway.internal/leasekeeper} behind a gateway that routes by path (requests
+ *                       go under its path); https unless its host is loopback or {@code allowPlainHttp} is set
+ * @param allowPlainHttp an {@code http} base URL whose host is not loopback is allowed (default false: start-up
+ *                       stops, since the token would cross the network in clear)
  * @param holder         who holds the leases this application takes (1 to 128 characters); default this host's
  *                       name, as the JDK resolves it, else the {@code HOSTNAME} environment variable
  * @param renewFraction  a held lease is renewed every this fraction of its TTL, between 0 and 1 (default a third)
@@ -30,6 +37,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 @ConfigurationProperties("leasekeeper.client")
 public record LeasekeeperClientProperties(
         @DefaultValue("http://localhost:8080") URI baseUrl,
+        boolean allowPlainHttp,
         String holder,
         @DefaultValue("0.3333333333333333") double renewFraction,
         @DefaultValue("1s") Duration margin,
@@ -44,9 +52,13 @@ public record LeasekeeperClientProperties(
     static final int HOLDER_MAX_LENGTH = 128;
 
     public LeasekeeperClientProperties {
-        if (baseUrl == null || !baseUrl.isAbsolute() || baseUrl.getHost() == null
-                || !("http".equals(baseUrl.getScheme()) || "https".equals(baseUrl.getScheme()))) {
-            throw invalid("base-url", "must be an absolute http or https URL", baseUrl);
+        if (baseUrl == null) {
+            throw invalid("base-url", "must be an absolute http or https URL", null);
+        }
+        try {
+            BaseUrl.checked(baseUrl, allowPlainHttp, "leasekeeper.client.allow-plain-http=true");
+        } catch (IllegalArgumentException broken) {
+            throw invalid("base-url", broken.getMessage(), baseUrl);
         }
         holder = holder == null ? DefaultHolder.resolve() : holder.strip();
         if (holder.isEmpty() || holder.length() > HOLDER_MAX_LENGTH) {
@@ -71,6 +83,15 @@ public record LeasekeeperClientProperties(
             throw new IllegalArgumentException("leasekeeper.client.token and leasekeeper.client.oauth2.registration-id"
                     + " are both set: set one of them, the one the service's tokens come from");
         }
+    }
+
+    /** Every setting, the token shown only as set or not: this string goes to logs and failure reports. */
+    @Override
+    public String toString() {
+        return "LeasekeeperClientProperties[baseUrl=" + baseUrl + ", allowPlainHttp=" + allowPlainHttp + ", holder="
+                + holder + ", renewFraction=" + renewFraction + ", margin=" + margin + ", watch=" + watch
+                + ", connectTimeout=" + connectTimeout + ", requestTimeout=" + requestTimeout + ", retries=" + retries
+                + ", token=" + (token == null ? "none" : "(hidden)") + ", oauth2=" + oauth2 + "]";
     }
 
     /** How the application's held leases are kept, from {@code renew-fraction}, {@code margin} and {@code watch}. */

@@ -68,6 +68,8 @@ class LeasekeeperClientAutoConfigurationTest {
             margin                | -1s        | leasekeeper.client.margin must not be negative
             base-url              | /relative  | leasekeeper.client.base-url must be an absolute http or https URL
             base-url              | ftp://host | leasekeeper.client.base-url must be an absolute http or https URL
+            base-url              | http://leasekeeper.internal | leasekeeper.client.base-url must be https unless its host is loopback
+            base-url              | https://leasekeeper.internal/?tenant=a | leasekeeper.client.base-url must not carry user info, a query or a fragment
             request-timeout       | 0s         | leasekeeper.client.request-timeout must be positive
             connect-timeout       | -2s        | leasekeeper.client.connect-timeout must be positive
             retries.max-attempts  | 0          | leasekeeper.client.retries.max-attempts must be at least 1
@@ -78,6 +80,33 @@ class LeasekeeperClientAutoConfigurationTest {
             assertThat(context).hasFailed();
             assertThat(rootCause(context.getStartupFailure())).hasMessageContaining(message);
         });
+    }
+
+    @Test
+    void plainHttpToAHostThatIsNotLoopbackStartsOnlyWhenAllowedExplicitly() {
+        runner.withPropertyValues("leasekeeper.client.base-url=http://leasekeeper.internal:8080/lk")
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(rootCause(context.getStartupFailure())).hasMessageContaining("allow it with"
+                            + " leasekeeper.client.allow-plain-http=true, was http://leasekeeper.internal:8080/lk");
+                });
+        runner.withPropertyValues("leasekeeper.client.base-url=http://leasekeeper.internal:8080/lk",
+                        "leasekeeper.client.allow-plain-http=true")
+                .run(context -> assertThat(context.getBean(LeasekeeperClient.class).baseUrl())
+                        .isEqualTo(URI.create("http://leasekeeper.internal:8080/lk/")));
+        runner.withPropertyValues("leasekeeper.client.base-url=http://127.0.0.1:8080")
+                .run(context -> assertThat(context).as("loopback needs no allowing").hasNotFailed());
+    }
+
+    @Test
+    void thePropertiesStringShowsEverySettingButTheToken() {
+        runner.withPropertyValues("leasekeeper.client.base-url=https://leasekeeper.internal",
+                        "leasekeeper.client.holder=indexer-7f9c", "leasekeeper.client.token=s3cret-static-token")
+                .run(context -> assertThat(context.getBean(LeasekeeperClientProperties.class).toString())
+                        .contains("baseUrl=https://leasekeeper.internal", "holder=indexer-7f9c", "token=(hidden)")
+                        .doesNotContain("s3cret"));
+        runner.run(context -> assertThat(context.getBean(LeasekeeperClientProperties.class).toString())
+                .contains("token=none"));
     }
 
     @Test
@@ -100,7 +129,7 @@ class LeasekeeperClientAutoConfigurationTest {
 
     @Test
     void theApplicationsOwnClientWins() {
-        LeasekeeperClient own = LeasekeeperClient.builder(URI.create("http://own:8080")).build();
+        LeasekeeperClient own = LeasekeeperClient.builder(URI.create("https://own:8443")).build();
         runner.withBean(LeasekeeperClient.class, () -> own).run(context ->
                 assertThat(context.getBean(LeasekeeperClient.class)).isSameAs(own));
     }
