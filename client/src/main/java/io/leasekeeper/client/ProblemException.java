@@ -240,6 +240,13 @@ public class ProblemException extends RuntimeException {
         }
     }
 
+    /** 503 TOKEN_KEYS_UNAVAILABLE, after the client's retries: the service could never fetch its token issuer's keys. */
+    public static final class TokenKeysUnavailable extends ProblemException {
+        TokenKeysUnavailable(Problem problem) {
+            super(problem);
+        }
+    }
+
     /** 500 INTERNAL_ERROR. */
     public static final class InternalError extends ProblemException {
         InternalError(Problem problem) {
@@ -272,7 +279,8 @@ public class ProblemException extends RuntimeException {
             Map.entry("LEASE_RELEASED", LeaseReleased::new),
             Map.entry("LEASE_REVOKED", LeaseRevoked::new),
             Map.entry("INTERNAL_ERROR", InternalError::new),
-            Map.entry("DATABASE_UNAVAILABLE", DatabaseUnavailable::new));
+            Map.entry("DATABASE_UNAVAILABLE", DatabaseUnavailable::new),
+            Map.entry("TOKEN_KEYS_UNAVAILABLE", TokenKeysUnavailable::new));
 
     /** The exception of a problem's code; the base class for a code this version does not know. */
     static ProblemException of(Problem problem) {
