@@ -1,35 +1,49 @@
 package io.leasekeeper.console;
 
 import io.swagger.v3.oas.annotations.Hidden;
+import java.net.URI;
 import java.util.Map;
+import java.util.function.BiConsumer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.annotation.Order;
 import org.springframework.core.env.Environment;
 import org.springframework.core.env.Profiles;
+import org.springframework.core.io.ClassPathResource;
+import org.springframework.core.io.Resource;
 import org.springframework.http.CacheControl;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
 import org.springframework.security.config.annotation.web.builders.HttpSecurity;
 import org.springframework.security.config.http.SessionCreationPolicy;
 import org.springframework.security.web.SecurityFilterChain;
 import org.springframework.security.web.header.writers.ReferrerPolicyHeaderWriter.ReferrerPolicy;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
-import org.springframework.web.servlet.config.annotation.ResourceHandlerRegistry;
-import org.springframework.web.servlet.config.annotation.ViewControllerRegistry;
-import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
+import org.springframework.web.servlet.function.RequestPredicates;
+import org.springframework.web.servlet.function.RouterFunction;
+import org.springframework.web.servlet.function.RouterFunctions;
+import org.springframework.web.servlet.function.ServerResponse;
 
 /**
  * The operator console (docs/console.md): static pages in the jar under {@code /console/}, served on the API's port
  * without a token (they hold no data; every datum comes from the API, called with the operator's bearer token).
  * Its own security chain, ahead of the API's, adds a Content-Security-Policy that lets the page load and call this
  * origin only, and be framed by no one.
+ *
+ * <p>The pages are a router function, not a {@code WebMvcConfigurer}: Spring Boot's management context (the
+ * management port) applies every configurer of the application to its own dispatcher, but serves only its own
+ * router functions. So the console is on the API's port alone, beside the API it calls.
  */
 @Configuration(proxyBeanMethods = false)
-class ConsoleConfig implements WebMvcConfigurer {
+class ConsoleConfig {
 
     /** Scripts, styles and calls from this origin alone; no inline code, no frames, no forms posted elsewhere. */
     static final String CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; "
             + "connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+    private static final Resource FILES = new ClassPathResource("static/console/");
+    private static final Resource PAGE = new ClassPathResource("static/console/index.html");
 
     @Bean
     @Order(1)
@@ -45,17 +59,20 @@ class ConsoleConfig implements WebMvcConfigurer {
                 .build();
     }
 
-    @Override
-    public void addViewControllers(ViewControllerRegistry registry) {
-        registry.addRedirectViewController("/console", "/console/");
-        registry.addViewController("/console/").setViewName("forward:/console/index.html");
-    }
-
-    /** Revalidated on every load: a new version of the service serves its own console at once. */
-    @Override
-    public void addResourceHandlers(ResourceHandlerRegistry registry) {
-        registry.addResourceHandler("/console/**").addResourceLocations("classpath:/static/console/")
-                .setCacheControl(CacheControl.noCache());
+    /**
+     * {@code /console} leads to {@code /console/}, the page. Every file is revalidated on each load: a new version of
+     * the service serves its own console at once.
+     */
+    @Bean
+    RouterFunction<ServerResponse> consolePages() {
+        BiConsumer<Resource, HttpHeaders> revalidate = (file, headers) ->
+                headers.setCacheControl(CacheControl.noCache());
+        return RouterFunctions.route()
+                .GET("/console", request -> ServerResponse.status(HttpStatus.FOUND)
+                        .location(URI.create("/console/")).build())
+                .resource(RequestPredicates.path("/console/"), PAGE, revalidate)
+                .resources("/console/**", FILES, revalidate)
+                .build();
     }
 
     /**

@@ -4,6 +4,7 @@ import com.nimbusds.jose.jwk.JWKSet;
 import com.nimbusds.jose.jwk.RSAKey;
 import com.nimbusds.jose.jwk.source.ImmutableJWKSet;
 import io.leasekeeper.config.LeasekeeperProperties;
+import io.leasekeeper.web.FieldErrors;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.security.NoSuchAlgorithmException;
@@ -15,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.security.oauth2.server.resource.autoconfigure.OAuth2ResourceServerProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -37,8 +39,8 @@ import org.springframework.web.bind.annotation.RestController;
 /**
  * Development tokens, only with the {@code local} profile switched on explicitly, and only against a
  * database on this machine. The service makes a throwaway RSA key at start-up, trusts only that key, and
- * mints tokens with {@code POST /local/token}: they expire (an hour, or {@code ttlSeconds}), name the
- * configured audiences, and pass the same {@link TokenRules} as production tokens.
+ * mints tokens with {@code POST /local/token}: they expire (an hour, or {@code ttlSeconds}, at most a day), name
+ * the configured audiences, and pass the same {@link TokenRules} as production tokens.
  * Without the profile none of these beans exist: the endpoint is absent and tokens are checked by the
  * standard resource-server properties alone.
  */
@@ -56,6 +58,9 @@ class LocalTokens {
     }
 
     private static final String ISSUER = "leasekeeper-local";
+    private static final Duration DEFAULT_LIFETIME = Duration.ofHours(1);
+    /** The longest a development token lives: it names any tenant, with any scope. */
+    private static final Duration MAX_LIFETIME = Duration.ofDays(1);
 
     private final RSAKey key;
 
@@ -70,12 +75,18 @@ class LocalTokens {
     }
 
     /**
-     * Refuses to start unless the datasource is on this machine ({@link LoopbackDatabase}). A bean factory
-     * post-processor runs before any bean is made, so nothing has connected to that database yet.
+     * Refuses to start unless the settings keep the datasource on this machine ({@link LoopbackDatabase}). A bean
+     * factory post-processor runs before any bean is made, so nothing has connected to that database yet.
      */
     @Bean
     static BeanFactoryPostProcessor localDatabaseOnly(Environment environment) {
-        return beanFactory -> LoopbackDatabase.require(environment.getProperty("spring.datasource.url"));
+        return beanFactory -> LoopbackDatabase.require(environment);
+    }
+
+    /** Then refuses to start unless the pool's first connection reached this machine ({@link LoopbackPool}). */
+    @Bean
+    static BeanPostProcessor localConnectionOnly() {
+        return new LoopbackPool();
     }
 
     /**
@@ -125,8 +136,9 @@ class LocalTokens {
 
         @PostMapping("/local/token")
         TokenResponse mint(@RequestBody TokenRequest request) {
+            Duration lifetime = lifetime(request.ttlSeconds());
             Instant now = Instant.now(); // token lifetime only; lease time is always PostgreSQL's
-            Instant expiresAt = now.plus(Duration.ofSeconds(request.ttlSeconds() == null ? 3600 : request.ttlSeconds()));
+            Instant expiresAt = now.plus(lifetime);
             List<String> scopes = request.scopes() == null
                     ? List.of("leases:read", "leases:write", "leases:admin") : request.scopes();
             JwtClaimsSet.Builder claims = JwtClaimsSet.builder()
@@ -142,6 +154,17 @@ class LocalTokens {
             String token = encoder.encode(JwtEncoderParameters.from(
                     JwsHeader.with(SignatureAlgorithm.RS256).build(), claims.build())).getTokenValue();
             return new TokenResponse(token, "Bearer", expiresAt);
+        }
+
+        /** {@code ttlSeconds}, an hour when absent; 400 VALIDATION_FAILED outside 1 second to a day. */
+        private static Duration lifetime(Integer ttlSeconds) {
+            if (ttlSeconds == null) {
+                return DEFAULT_LIFETIME;
+            }
+            if (ttlSeconds < 1 || ttlSeconds > MAX_LIFETIME.toSeconds()) {
+                throw FieldErrors.single("ttlSeconds", "must be within 1.." + MAX_LIFETIME.toSeconds());
+            }
+            return Duration.ofSeconds(ttlSeconds);
         }
     }
 }

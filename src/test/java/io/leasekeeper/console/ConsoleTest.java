@@ -7,6 +7,8 @@ import io.leasekeeper.support.IntegrationTest;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -41,5 +43,23 @@ class ConsoleTest extends IntegrationTest {
         assertThat(bare.header("Location")).endsWith("/console/");
         assertThat(api.get("/v1/leases", null).status()).isEqualTo(401);
         assertThat(api.get("/console/missing.js", null).status()).isEqualTo(404);
+    }
+
+    /**
+     * The page calls the API on its own origin, which the management port does not serve: there it cannot work, so it
+     * is not there (issue 33). Spring Boot's management context takes the application's MVC configurers as its own.
+     */
+    @Test
+    void theConsoleIsNotServedOnTheManagementPort() {
+        Api management = new Api(managementPort);
+        assertThat(management.get("/actuator/health/liveness", null).status()).isEqualTo(200);
+        Map<String, Integer> answers = new TreeMap<>();
+        for (String path : List.of("/console", "/console/", "/console/index.html", "/console/console.js",
+                "/console/console.css", "/console/settings.json", "/console/index.html?v=1")) {
+            answers.put(path, management.send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + managementPort + path)).GET(), null).status());
+        }
+        assertThat(answers).as("status by path on the management port").allSatisfy((path, status) ->
+                assertThat(status).as(path).isEqualTo(404));
     }
 }

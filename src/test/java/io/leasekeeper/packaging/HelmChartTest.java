@@ -26,6 +26,7 @@ import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer;
 import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.leasekeeper.LeasekeeperApplication;
@@ -185,7 +186,7 @@ class HelmChartTest extends IntegrationTest {
         assertThat(rules).hasSize(2);
         assertThat(rules.get(0).getPorts()).singleElement()
                 .satisfies(p -> assertThat(p.getPort().getStrVal()).isEqualTo("http"));
-        assertThat(rules.get(0).getFrom()).as("the API from anywhere by default").isNullOrEmpty();
+        assertThat(rules.get(0).getFrom()).as("the API from its labelled clients by default (below)").hasSize(1);
         assertThat(rules.get(1).getPorts()).singleElement()
                 .satisfies(p -> assertThat(p.getPort().getStrVal()).isEqualTo("management"));
         assertThat(rules.get(1).getFrom()).singleElement().satisfies(peer -> {
@@ -204,6 +205,47 @@ class HelmChartTest extends IntegrationTest {
         });
         assertThat(RenderedChart.render(v -> v.withValuesFile(REQUIRED).set("networkPolicy.enabled", "false")).kinds())
                 .doesNotContain("NetworkPolicy");
+    }
+
+    /**
+     * Issue 33: by default the API port answers only this namespace's pods labelled as its clients, not every peer;
+     * networkPolicy.api.from names other peers, everyone included when that is meant.
+     */
+    @Test
+    void theApiPortIsClosedToAllButItsLabelledClientsUnlessOpenedOnPurpose(@TempDir Path values) throws IOException {
+        assertThat(apiPeers(RenderedChart.withDefaults())).singleElement().satisfies(peer -> {
+            assertThat(peer.getPodSelector().getMatchLabels())
+                    .containsExactlyEntriesOf(Map.of("leasekeeper-client", "true"));
+            assertThat(peer.getNamespaceSelector()).as("none: the policy's own namespace only").isNull();
+            assertThat(peer.getIpBlock()).isNull();
+        });
+
+        assertThat(apiPeers(RenderedChart.render(t -> t.withValuesFile(REQUIRED)
+                .set("networkPolicy.api.clientLabels.leasekeeper-client", "yes")
+                .set("networkPolicy.api.clientLabels.team", "payments")))).singleElement().satisfies(peer ->
+                assertThat(peer.getPodSelector().getMatchLabels())
+                        .containsExactlyInAnyOrderEntriesOf(Map.of("leasekeeper-client", "yes", "team", "payments")));
+
+        Path everyone = values.resolve("everyone.yaml");
+        Files.writeString(everyone, """
+                networkPolicy:
+                  api:
+                    from: [{namespaceSelector: {}}, {ipBlock: {cidr: 0.0.0.0/0}}]
+                """);
+        List<NetworkPolicyPeer> open = apiPeers(RenderedChart.render(t -> t.withValuesFile(REQUIRED)
+                .withValuesFile(everyone)));
+        assertThat(open).hasSize(2);
+        assertThat(open.get(0).getNamespaceSelector()).as("every namespace").isNotNull()
+                .satisfies(all -> assertThat(all.getMatchLabels()).isNullOrEmpty());
+        assertThat(open.get(0).getPodSelector()).isNull();
+        assertThat(open.get(1).getIpBlock().getCidr()).isEqualTo("0.0.0.0/0");
+    }
+
+    private static List<NetworkPolicyPeer> apiPeers(RenderedChart chart) {
+        NetworkPolicyIngressRule api = chart.one(NetworkPolicy.class).getSpec().getIngress().getFirst();
+        assertThat(api.getPorts()).singleElement()
+                .satisfies(p -> assertThat(p.getPort().getStrVal()).isEqualTo("http"));
+        return api.getFrom();
     }
 
     private static Service service(RenderedChart chart, String component) {
@@ -413,6 +455,7 @@ class HelmChartTest extends IntegrationTest {
             "service.managementPort | 70000",
             "image.digest | latest",
             "networkPolicy.enabled | sometimes",
+            "networkPolicy.api.clientLabels.leasekeeper-client | true",
             "leasekeeper.limits.requestsInProgress | -1",
             "leasekeeper.limits.queueTimeout | soon",
             "replicas | 3"})
