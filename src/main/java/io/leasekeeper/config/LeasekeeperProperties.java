@@ -20,6 +20,7 @@ public record LeasekeeperProperties(
         @DefaultValue Audit audit,
         @DefaultValue Metrics metrics,
         @DefaultValue Limits limits,
+        @DefaultValue Requests requests,
         // "wait" names Object.wait(), which no record component may; the properties are leasekeeper.wait.*.
         @Name("wait") @DefaultValue Wait waiting) {
 
@@ -229,6 +230,20 @@ public record LeasekeeperProperties(
         /** The bucket's size: as set, or (0) one second of the rate. */
         public int burst() {
             return requestBurstPerTenant > 0 ? requestBurstPerTenant : requestsPerSecondPerTenant;
+        }
+    }
+
+    /**
+     * What a request may cost before its answer (docs/security.md, "Request bodies and slow senders").
+     * {@code bodyTimeout}: how long in all the service waits for the bytes of one body, while its handler reads it
+     * (then 408) and again for what its answer left unread (then the connection is closed); the time its reads block,
+     * never the time the service spends itself.
+     */
+    public record Requests(@DefaultValue("10s") Duration bodyTimeout) {
+
+        public Requests {
+            require(bodyTimeout != null && !bodyTimeout.isNegative() && !bodyTimeout.isZero(),
+                    "leasekeeper.requests.body-timeout must be positive");
         }
     }
 

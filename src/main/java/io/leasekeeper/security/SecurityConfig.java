@@ -3,7 +3,6 @@ package io.leasekeeper.security;
 import io.leasekeeper.web.FilterOrder;
 import io.leasekeeper.config.LeasekeeperProperties;
 import io.leasekeeper.idempotency.IdempotencyKeys;
-import io.leasekeeper.web.BodyLimit;
 import io.leasekeeper.web.ErrorCode;
 import io.leasekeeper.web.Problems;
 import io.leasekeeper.web.TraceIds;
@@ -121,13 +120,6 @@ class SecurityConfig implements WebMvcConfigurer {
     FilterRegistrationBean<TraceIds> traceIds() {
         FilterRegistrationBean<TraceIds> registration = new FilterRegistrationBean<>(new TraceIds());
         registration.setOrder(FilterOrder.TRACE_IDS);
-        return registration;
-    }
-
-    @Bean
-    FilterRegistrationBean<BodyLimit> bodyLimit(JsonMapper json) {
-        FilterRegistrationBean<BodyLimit> registration = new FilterRegistrationBean<>(new BodyLimit(json));
-        registration.setOrder(FilterOrder.BODY_LIMIT);
         return registration;
     }
 

@@ -100,6 +100,11 @@ public class ApiProblems extends ResponseEntityExceptionHandler {
     @Override
     protected ResponseEntity<Object> handleHttpMessageNotReadable(HttpMessageNotReadableException e,
             HttpHeaders headers, HttpStatusCode status, WebRequest request) {
+        BodyRefused refused = BodyRefused.among(e);
+        if (refused != null) {
+            return ResponseEntity.status(refused.status()).headers(headers)
+                    .body(refused.problem(servletRequest(request)));
+        }
         return validationFailed(bodyError(e), headers, request);
     }
 

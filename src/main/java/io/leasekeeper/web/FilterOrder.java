@@ -16,7 +16,10 @@ public final class FilterOrder {
     public static final int TRACE_IDS = Ordered.HIGHEST_PRECEDENCE;
     /** Times every lease operation, so that every answer is timed: security's and the body limit's too. */
     public static final int OPERATION_METRICS = TRACE_IDS + 1;
-    /** The body size limit, inside the timing and before security or parsing spends anything on the body. */
+    /**
+     * The body's bounds, inside the timing: a declared length over the limit is answered here, from the header; the
+     * body itself is only wrapped, and read by its handler, after security.
+     */
     public static final int BODY_LIMIT = OPERATION_METRICS + 1;
     /** Spring Boot's own: Spring Security's chain, which authenticates and sets the tenant (not registered here). */
     public static final int SECURITY = SecurityFilterProperties.DEFAULT_FILTER_ORDER;

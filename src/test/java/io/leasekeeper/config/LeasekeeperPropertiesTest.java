@@ -54,6 +54,7 @@ class LeasekeeperPropertiesTest {
             assertThat(p.limits().requestsInProgress()).isZero();
             assertThat(p.limits().queuePerTenant()).isEqualTo(256);
             assertThat(p.limits().queueTimeout().toSeconds()).isEqualTo(2);
+            assertThat(p.requests().bodyTimeout().toSeconds()).isEqualTo(10);
         });
     }
 
@@ -98,7 +99,8 @@ class LeasekeeperPropertiesTest {
             "leasekeeper.limits.request-burst-per-tenant=-1",
             "leasekeeper.limits.requests-in-progress=-1",
             "leasekeeper.limits.queue-per-tenant=-1",
-            "leasekeeper.limits.queue-timeout=-1s"})
+            "leasekeeper.limits.queue-timeout=-1s",
+            "leasekeeper.requests.body-timeout=0s"})
     void invalidSettingsFailStartUpNamingTheSetting(String setting) {
         runner.withPropertyValues(setting).run(context -> {
             assertThat(context).hasFailed();

@@ -31,6 +31,7 @@ class ConnectionLimitsTest extends IntegrationTest {
         assertThat(connector.getProperty("connectionTimeout")).isEqualTo(5000);
         assertThat(connector.getProperty("keepAliveTimeout")).isEqualTo(30000);
         assertThat(connector.getProperty("maxKeepAliveRequests")).isEqualTo(10000);
+        assertThat(connector.getProperty("maxSwallowSize")).isEqualTo(128 * 1024);
     }
 
     @Test
