@@ -3,12 +3,15 @@ package io.leasekeeper;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.leasekeeper.support.Api;
+import io.leasekeeper.support.RawHttp;
 import io.leasekeeper.support.TestDatabase;
 import io.leasekeeper.support.TestTokens;
+import java.io.ByteArrayOutputStream;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -18,6 +21,7 @@ import net.jqwik.api.Combinators;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
+import net.jqwik.api.Tuple;
 import net.jqwik.api.statistics.Statistics;
 import net.jqwik.api.lifecycle.AfterContainer;
 import net.jqwik.api.lifecycle.BeforeContainer;
@@ -27,9 +31,11 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Random request bodies, query strings and headers against the running service: whatever arrives, the
- * answer is a success or a problem with a contract code, never a 5xx, and a refused request changes no
- * row of any table.
+ * Random requests against the running service: whatever arrives, the answer is a success or a problem with a
+ * contract code, never a 5xx. The first property sends what an HTTP client sends (random bodies, query strings and
+ * headers), and a refused request changes no row of any table; the second writes requests as bytes, with what no
+ * client sends (any method, escapes that are not UTF-8, more parameters than Tomcat takes, control and 8-bit
+ * characters in headers, any body type and framing), with a valid token, a wrong one or none.
  */
 class ServiceFuzzTest {
 
@@ -43,6 +49,19 @@ class ServiceFuzzTest {
     private static long knownToken;
 
     record Call(String method, String path, String body, String token, Map<String, String> headers) {
+    }
+
+    /** A request as bytes; jqwik reports a failing one by its description. */
+    record RawCall(String description, byte[] bytes, boolean head) {
+        @Override
+        public String toString() {
+            return description;
+        }
+    }
+
+    /** How a raw request's body is delimited. */
+    enum Framing {
+        NONE, LENGTH, CHUNKED, MALFORMED_CHUNK, UNKNOWN_CODING
     }
 
     @BeforeContainer
@@ -95,6 +114,149 @@ class ServiceFuzzTest {
         }
     }
 
+    @Property(tries = 400)
+    void noRawRequestMakesA5xxAndEveryRefusalIsAProblem(@ForAll("rawCalls") RawCall call) {
+        RawHttp.Answer answer = RawHttp.send(port, call.bytes());
+
+        Statistics.label("outcome").collect(answer.status() < 400 ? "success" : answer.status() + " " + answer.code());
+        assertThat(answer.status()).as(call.description()).isLessThan(500);
+        if (answer.status() >= 400 && !call.head()) {
+            assertThat(answer.isProblem()).as("%s%n-> %s %s", call, answer.headers(), answer.body()).isTrue();
+        }
+    }
+
+    @Provide
+    Arbitrary<RawCall> rawCalls() {
+        String lease = "/v1/leases/" + knownLeaseId;
+        Arbitrary<String> anyMethod = Arbitraries.frequencyOf(
+                Tuple.of(3, Arbitraries.of("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE", "CONNECT",
+                        "get")),
+                Tuple.of(1, Arbitraries.strings().withCharRange('A', 'Z').ofMinLength(1).ofMaxLength(8)));
+        Arbitrary<String> anyPath = Arbitraries.frequencyOf(Tuple.of(3, Arbitraries.of("/v1/leases", lease, "/error",
+                        "/console/index.html", "/console/settings.json", "/actuator/health", "/")),
+                Tuple.of(1, rawText().list().ofMinSize(1).ofMaxSize(3)
+                        .map(segments -> "/v1/leases/" + String.join("/", segments))));
+        // Mostly a route with its own method, so that most requests get past routing to what reads them.
+        Arbitrary<String> methodAndPath = Arbitraries.frequencyOf(
+                Tuple.of(3, Arbitraries.of("GET /v1/leases", "GET /v1/leases/current", "GET " + lease,
+                        "GET " + lease + "/events", "GET /v3/api-docs", "GET /console/index.html", "HEAD /v1/leases")),
+                Tuple.of(3, Arbitraries.of("POST /v1/leases", "POST " + lease + "/renew", "POST " + lease + "/release",
+                        "POST /v1/admin/leases/" + knownLeaseId + "/revoke")),
+                Tuple.of(2, Combinators.combine(anyMethod, anyPath).as((m, p) -> m + " " + p)));
+        Arbitrary<String> query = Arbitraries.frequencyOf(Tuple.of(3, Arbitraries.just("")),
+                Tuple.of(3, rawParameter().list().ofMinSize(1).ofMaxSize(6).map(l -> "?" + String.join("&", l))),
+                Tuple.of(1, Arbitraries.integers().between(995, 1005).map(n -> "?limit=5" + "&x=1".repeat(n))));
+        Arbitrary<String> authorization = Arbitraries.frequencyOf(
+                Tuple.of(6, Arbitraries.just("Authorization: Bearer " + TestTokens.token("fuzzer", TENANT, TestTokens.WRITE))),
+                Tuple.of(3, Arbitraries.just("Authorization: Bearer "
+                        + TestTokens.token("fuzz-admin", TENANT, List.of("leases:admin", "leases:write")))),
+                Tuple.of(2, Arbitraries.of("", "Authorization: Bearer not-a-token", "Authorization: Basic YTpi",
+                        "Authorization: Bearer \u00e9\u0001")));
+        Arbitrary<String> contentType = Arbitraries.frequencyOf(
+                Tuple.of(3, Arbitraries.of("application/json", "application/json;charset=UTF-8")),
+                Tuple.of(2, Arbitraries.of("", "application/json;charset=nope", "application/json;charset=\"",
+                        "application/json;charset=UTF-16", "application/x-www-form-urlencoded", "multipart/form-data",
+                        "multipart/form-data; boundary=xx", "text/plain", "application/problem+json", "/", ";;", "*/*",
+                        "application/*")));
+        Arbitrary<byte[]> body = Arbitraries.frequencyOf(
+                Tuple.of(5, body().map(b -> b.getBytes(StandardCharsets.UTF_8))),
+                Tuple.of(1, Arbitraries.of("{\"fencingToken\":" + knownToken + ",\"fencingToken\":1}",
+                        "{\"target\":{\"type\":\"opaque\",\"value\":\"n\"},\"actor\":\"a\",\"holder\":\"h\","
+                                + "\"ttlSeconds\":30,\"metadata\":{\"n\":[1e400]}}", "--xx\r\n\r\n--xx--")
+                        .map(b -> b.getBytes(StandardCharsets.UTF_8))),
+                Tuple.of(1, rawParameter().list().ofMaxSize(6)
+                        .map(l -> String.join("&", l).getBytes(StandardCharsets.ISO_8859_1))),
+                Tuple.of(1, Arbitraries.just(("a=1" + "&a=1".repeat(1000)).getBytes(StandardCharsets.US_ASCII))),
+                Tuple.of(1, Arbitraries.bytes().array(byte[].class).ofMaxSize(64)));
+        return Combinators.combine(methodAndPath, query, authorization, rawHeader().list().ofMaxSize(3), contentType,
+                        body, Arbitraries.frequency(Tuple.of(3, Framing.NONE), Tuple.of(8, Framing.LENGTH),
+                                Tuple.of(2, Framing.CHUNKED), Tuple.of(1, Framing.MALFORMED_CHUNK),
+                                Tuple.of(1, Framing.UNKNOWN_CODING)))
+                .as((route, q, auth, headers, type, content, framing) -> rawCall(route.substring(0, route.indexOf(' ')),
+                        route.substring(route.indexOf(' ') + 1) + q, auth, headers, type, content, framing));
+    }
+
+    private static RawCall rawCall(String method, String target, String authorization, List<String> headers,
+            String contentType, byte[] body, Framing framing) {
+        List<String> all = new ArrayList<>(headers);
+        if (!authorization.isEmpty()) {
+            all.add(authorization);
+        }
+        if (!contentType.isEmpty()) {
+            all.add("Content-Type: " + contentType);
+        }
+        ByteArrayOutputStream framed = new ByteArrayOutputStream();
+        switch (framing) {
+            case LENGTH -> {
+                all.add("Content-Length: " + body.length);
+                framed.writeBytes(body);
+            }
+            case CHUNKED -> {
+                all.add("Transfer-Encoding: chunked");
+                if (body.length > 0) {
+                    framed.writeBytes(ascii(Integer.toHexString(body.length) + "\r\n"));
+                    framed.writeBytes(body);
+                    framed.writeBytes(ascii("\r\n"));
+                }
+                framed.writeBytes(ascii("0\r\n\r\n"));
+            }
+            case MALFORMED_CHUNK -> {
+                all.add("Transfer-Encoding: chunked");
+                framed.writeBytes(ascii("zz\r\n"));
+                framed.writeBytes(body);
+                framed.writeBytes(ascii("\r\n0\r\n\r\n"));
+            }
+            case UNKNOWN_CODING -> all.add("Transfer-Encoding: gzip");
+            case NONE -> {
+            }
+        }
+        ByteArrayOutputStream request = new ByteArrayOutputStream();
+        request.writeBytes(RawHttp.request(method, target, all, (byte[]) null));
+        request.writeBytes(framed.toByteArray());
+        String description = method + " " + target + " " + all + " " + framing + " "
+                + new String(body, StandardCharsets.ISO_8859_1);
+        return new RawCall(description.substring(0, Math.min(description.length(), 600)), request.toByteArray(),
+                method.equals("HEAD"));
+    }
+
+    private static byte[] ascii(String text) {
+        return text.getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /**
+     * Text for a request line: mostly letters and valid escapes, now and then an escape that is malformed or not UTF-8,
+     * a NUL, an encoded slash, a byte no request line may hold.
+     */
+    private static Arbitrary<String> rawText() {
+        return Arbitraries.frequencyOf(
+                        Tuple.of(12, Arbitraries.of("a", "Z", "0", "-", ".", "_", "~", "%25", "%E2%82%AC", "=", "+")),
+                        Tuple.of(1, Arbitraries.of("%", "%zz", "%4", "%C3%28", "%ED%A0%80", "%00", "%2F", "%5C", ";", "&",
+                                "..", "\u00e9", "\u007f", "|", " ")))
+                .list().ofMaxSize(6).map(parts -> String.join("", parts));
+    }
+
+    private static Arbitrary<String> rawParameter() {
+        return Combinators.combine(Arbitraries.of("program", "actor", "targetType", "target", "owner", "holder", "state",
+                "limit", "cursor", "operation", "waitSeconds", "x", ""), rawText()).as((n, v) -> n + "=" + v);
+    }
+
+    /** A header line: a name the stack reads or any other, a value well-formed or not, with control and 8-bit bytes. */
+    private static Arbitrary<String> rawHeader() {
+        Arbitrary<String> name = Arbitraries.frequencyOf(Tuple.of(16,
+                Arbitraries.of("Accept", "Accept-Charset", "Accept-Language", "Accept-Encoding", "Range", "If-Range",
+                        "Cookie", "Expect", "If-None-Match", "If-Modified-Since", "Origin", "X-Request-Id", "traceparent",
+                        "Idempotency-Key", "X-Forwarded-For", "X-Forwarded-Proto", "Forwarded", "Upgrade")),
+                Tuple.of(2, Arbitraries.strings().withChars("abXY-_!#$%&'*+.^`|~").ofMinLength(1).ofMaxLength(10)),
+                Tuple.of(1, Arbitraries.strings().withChars("abXY-:@ ()\u00e9").ofMinLength(1).ofMaxLength(10)));
+        Arbitrary<String> value = Arbitraries.frequencyOf(Tuple.of(12,
+                Arbitraries.of("*/*", "application/json", "text/html", ";;;", "a/b/c", "\"", "bytes=0-1", "bytes=zz",
+                        "bytes=5-1", "100-continue", "100-nothing", "a=b; c", "\"a", "h2c", "websocket", "",
+                        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")),
+                Tuple.of(6, Arbitraries.strings().withCharRange(' ', '~').ofMaxLength(40)),
+                Tuple.of(1, Arbitraries.strings().withCharRange('\u0000', '\u00ff').ofMaxLength(20)));
+        return Combinators.combine(name, value).as((n, v) -> n + ": " + v);
+    }
+
     @Provide
     Arbitrary<Call> calls() {
         Arbitrary<String> leaseId = Arbitraries.oneOf(Arbitraries.just(knownLeaseId),
@@ -105,7 +267,8 @@ class ServiceFuzzTest {
                 leaseId.map(id -> "/v1/admin/leases/" + id + "/revoke"));
         Arbitrary<String> getPath = Arbitraries.oneOf(leaseId.map(id -> "/v1/leases/" + id),
                 leaseId.map(id -> "/v1/leases/" + id + "/events"), query().map(q -> "/v1/leases?" + q),
-                query().map(q -> "/v1/leases/current?" + q));
+                query().map(q -> "/v1/leases/current?" + q),
+                Arbitraries.integers().between(995, 1005).map(n -> "/v1/leases?limit=5" + "&x=1".repeat(n)));
         Arbitrary<String> token = Arbitraries.frequencyOf(
                 net.jqwik.api.Tuple.of(5, Arbitraries.just(TestTokens.token("fuzzer", TENANT, TestTokens.WRITE))),
                 net.jqwik.api.Tuple.of(3, Arbitraries.just(TestTokens.token("fuzz-admin", TENANT,

@@ -7,6 +7,7 @@ import org.springframework.boot.jackson.autoconfigure.JsonMapperBuilderCustomize
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import tools.jackson.core.JsonGenerator;
+import tools.jackson.core.StreamReadFeature;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.MapperFeature;
 import tools.jackson.databind.SerializationContext;
@@ -17,8 +18,11 @@ import tools.jackson.databind.module.SimpleModule;
 import tools.jackson.databind.ser.std.StdSerializer;
 
 /**
- * JSON as the contract wants it: instants as RFC 3339 UTC with exactly three fraction digits, and no
- * silent coercion of wrong types (a string "30" or a 1.5 for an integer field, or a number for a string field, is a 400).
+ * JSON as the contract wants it: instants as RFC 3339 UTC with exactly three fraction digits, no
+ * silent coercion of wrong types (a string "30" or a 1.5 for an integer field, or a number for a string field, is a 400),
+ * and one reading of a body for every reader: a member given twice in one object is refused (a 400 naming it), not
+ * read as its last value while a proxy or a log reads the first. Jackson refuses {@code NaN} and {@code Infinity},
+ * which are not JSON, by default.
  */
 @Configuration(proxyBeanMethods = false)
 class JsonConfig {
@@ -37,6 +41,8 @@ class JsonConfig {
         });
         return builder -> builder
                 .addModule(instants)
+                // Checked as the parser reads each name: no second pass over the body.
+                .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
                 .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
                 .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS)
                 .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)

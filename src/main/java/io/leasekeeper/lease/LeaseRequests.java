@@ -235,7 +235,7 @@ class LeaseRequests {
         return limit;
     }
 
-    /** Why metadata cannot be stored as given (too deep, or text jsonb cannot hold), or null. */
+    /** Why metadata cannot be stored as given (too deep, or text or a number jsonb cannot hold), or null. */
     private static String metadataProblem(Object node, int depth) {
         if (depth > MAX_METADATA_DEPTH) {
             return "must nest at most " + MAX_METADATA_DEPTH + " levels deep";
@@ -257,6 +257,9 @@ class LeaseRequests {
             }
         } else if (node instanceof String text && Text.unstorable(text)) {
             return UNSTORABLE;
+        } else if (node instanceof Double number && !Double.isFinite(number)) {
+            // A JSON number beyond a double's range (1e400) reads as infinite, which jsonb cannot store as a number.
+            return "must not hold a number beyond the range of a double, such as 1e400";
         }
         return null;
     }

@@ -4,6 +4,7 @@ import io.leasekeeper.web.FieldErrors.FieldError;
 import io.leasekeeper.web.FieldErrors.ValidationFailed;
 import jakarta.servlet.http.HttpServletRequest;
 import java.util.List;
+import org.apache.tomcat.util.http.InvalidParameterException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.TypeMismatchException;
@@ -12,11 +13,14 @@ import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.dao.QueryTimeoutException;
 import org.springframework.dao.TransientDataAccessResourceException;
 import org.springframework.jdbc.UncategorizedSQLException;
+import org.springframework.security.web.firewall.RequestRejectedException;
 import org.springframework.transaction.CannotCreateTransactionException;
 import org.springframework.transaction.TransactionSystemException;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
+import org.springframework.http.InvalidMediaTypeException;
+import org.springframework.http.MediaType;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.http.converter.HttpMessageNotReadableException;
@@ -28,10 +32,14 @@ import org.springframework.web.context.request.WebRequest;
 import org.springframework.web.method.annotation.MethodArgumentTypeMismatchException;
 import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExceptionHandler;
 import tools.jackson.core.JacksonException;
+import tools.jackson.core.TokenStreamContext;
+import tools.jackson.core.exc.StreamReadException;
 
 /**
  * The one place where failures become problem responses. A client mistake is always a 4xx with the
- * contract's code; anything unexpected is a 500 whose body says nothing about the internals.
+ * contract's code, logged at most as one line; anything unexpected is a 500 whose body says nothing about the
+ * internals. Every problem is sent as {@code application/problem+json} whatever the request's {@code Accept} says,
+ * so that an {@code Accept} header nobody can parse still gets its 406 problem rather than an empty answer.
  */
 @RestControllerAdvice
 public class ApiProblems extends ResponseEntityExceptionHandler {
@@ -40,6 +48,11 @@ public class ApiProblems extends ResponseEntityExceptionHandler {
     private static final String DATABASE_RETRY_AFTER_SECONDS = "2";
     /** PostgreSQL's SQLSTATE for a lock wait ended by lock_timeout. */
     private static final String LOCK_NOT_AVAILABLE = "55P03";
+    /**
+     * How Jackson's strict duplicate detection (config.JsonConfig) words its refusal: it is a plain
+     * StreamReadException, told apart from malformed JSON only by its message.
+     */
+    private static final String DUPLICATE_MEMBER = "Duplicate Object property";
 
     @ExceptionHandler(ApiException.class)
     ResponseEntity<ProblemDetail> api(ApiException e, HttpServletRequest request) {
@@ -47,11 +60,58 @@ public class ApiProblems extends ResponseEntityExceptionHandler {
         if (e instanceof ValidationFailed v) {
             problem.setProperty("errors", v.errors());
         }
-        ResponseEntity.BodyBuilder answer = ResponseEntity.status(e.code().status());
+        ResponseEntity.BodyBuilder answer = problem(e.code().status());
         if (e.retryAfterSeconds() > 0) {
             answer.header(HttpHeaders.RETRY_AFTER, Long.toString(e.retryAfterSeconds()));
         }
         return answer.body(problem);
+    }
+
+    /**
+     * Tomcat could not read the query string or a form body as parameters: more than
+     * {@code server.tomcat.max-parameter-count}, a pair without a name, an escape that is not percent-encoded
+     * UTF-8 (413 for a form body over Tomcat's own size bound). The client's mistake, so no stack trace and no
+     * log line; Tomcat's message quotes the parameters, so the problem does not repeat it.
+     */
+    @ExceptionHandler(InvalidParameterException.class)
+    ResponseEntity<ProblemDetail> parametersUnreadable(InvalidParameterException e, HttpServletRequest request) {
+        ErrorCode code = e.getErrorCode() == HttpStatus.CONTENT_TOO_LARGE.value()
+                ? ErrorCode.REQUEST_TOO_LARGE : ErrorCode.REQUEST_REJECTED;
+        return problem(code.status()).body(Problems.of(code, "The query string or form body could not be read as"
+                + " parameters: too many of them, a pair without a name, or an escape that is not UTF-8.", request));
+    }
+
+    /**
+     * Spring Security's firewall checks a header (or parameter) when it is read, so a value it refuses (a control
+     * character, an unassigned one) is found while a controller runs, not in the security chain, whose handler answers
+     * the URLs it refuses.
+     */
+    @ExceptionHandler(RequestRejectedException.class)
+    ResponseEntity<ProblemDetail> firewallRejected(RequestRejectedException e, HttpServletRequest request) {
+        return problem(ErrorCode.REQUEST_REJECTED.status()).body(Problems.of(ErrorCode.REQUEST_REJECTED,
+                "A header or parameter of the request holds characters that are not acceptable.", request));
+    }
+
+    /**
+     * A body whose {@code Content-Type} is a wildcard ({@code *}{@code /*}, {@code application/*}) names no type, and
+     * Spring's request headers refuse to hold one (with an IllegalArgumentException, as they would a bug): the
+     * client's 415. Any other IllegalArgumentException is unexpected.
+     */
+    @ExceptionHandler(IllegalArgumentException.class)
+    ResponseEntity<ProblemDetail> illegalArgument(IllegalArgumentException e, HttpServletRequest request) {
+        if (!isWildcard(request.getContentType())) {
+            return unexpected(e, request);
+        }
+        return problem(ErrorCode.UNSUPPORTED_MEDIA_TYPE.status()).body(Problems.of(ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+                "The request body's Content-Type must name one media type, not a wildcard.", request));
+    }
+
+    private static boolean isWildcard(String contentType) {
+        try {
+            return contentType != null && !MediaType.parseMediaType(contentType).isConcrete();
+        } catch (InvalidMediaTypeException e) {
+            return false;
+        }
     }
 
     /**
@@ -84,7 +144,7 @@ public class ApiProblems extends ResponseEntityExceptionHandler {
 
     /** 503 DATABASE_UNAVAILABLE with Retry-After: nothing was decided, and a retry may find the database answering. */
     private static ResponseEntity<ProblemDetail> databaseUnavailable(String what, HttpServletRequest request) {
-        return ResponseEntity.status(ErrorCode.DATABASE_UNAVAILABLE.status())
+        return problem(ErrorCode.DATABASE_UNAVAILABLE.status())
                 .header(HttpHeaders.RETRY_AFTER, DATABASE_RETRY_AFTER_SECONDS)
                 .body(Problems.of(ErrorCode.DATABASE_UNAVAILABLE,
                         what + " Retry later; a retry with the same Idempotency-Key is safe.", request));
@@ -93,7 +153,7 @@ public class ApiProblems extends ResponseEntityExceptionHandler {
     @ExceptionHandler(Exception.class)
     ResponseEntity<ProblemDetail> unexpected(Exception e, HttpServletRequest request) {
         log.error("Unexpected failure on {} {}", request.getMethod(), request.getRequestURI(), e);
-        return ResponseEntity.internalServerError()
+        return problem(HttpStatus.INTERNAL_SERVER_ERROR)
                 .body(Problems.of(ErrorCode.INTERNAL_ERROR, "The request could not be completed.", request));
     }
 
@@ -126,7 +186,8 @@ public class ApiProblems extends ResponseEntityExceptionHandler {
     protected ResponseEntity<Object> handleExceptionInternal(Exception e, Object body, HttpHeaders headers,
             HttpStatusCode status, WebRequest request) {
         ProblemDetail problem = body instanceof ProblemDetail p ? p : ProblemDetail.forStatus(status);
-        ErrorCode code = codeFor(status);
+        ErrorCode code = status.value() == HttpStatus.BAD_REQUEST.value() ? ErrorCode.VALIDATION_FAILED
+                : Problems.codeFor(status.value());
         Problems.decorate(problem, code, servletRequest(request));
         if (code == ErrorCode.VALIDATION_FAILED && !(problem.getProperties() != null
                 && problem.getProperties().containsKey("errors"))) {
@@ -137,17 +198,35 @@ public class ApiProblems extends ResponseEntityExceptionHandler {
         return super.handleExceptionInternal(e, problem, headers, status, request);
     }
 
+    @Override
+    protected ResponseEntity<Object> createResponseEntity(Object body, HttpHeaders headers, HttpStatusCode status,
+            WebRequest request) {
+        HttpHeaders problemHeaders = HttpHeaders.copyOf(headers);
+        problemHeaders.setContentType(MediaType.APPLICATION_PROBLEM_JSON);
+        return new ResponseEntity<>(body, problemHeaders, status);
+    }
+
+    /** A problem's answer: its type set here, so that content negotiation never leaves out the body. */
+    private static ResponseEntity.BodyBuilder problem(HttpStatusCode status) {
+        return ResponseEntity.status(status).contentType(MediaType.APPLICATION_PROBLEM_JSON);
+    }
+
     private ResponseEntity<Object> validationFailed(FieldError error, HttpHeaders headers, WebRequest request) {
         HttpServletRequest servletRequest = servletRequest(request);
         ProblemDetail problem = Problems.of(ErrorCode.VALIDATION_FAILED, error.field() + " " + error.message(),
                 servletRequest);
         problem.setProperty("errors", List.of(error));
-        return ResponseEntity.badRequest().headers(headers).body(problem);
+        return createResponseEntity(problem, headers, HttpStatus.BAD_REQUEST, request);
     }
 
     /** Names the JSON field at fault without echoing parser internals. */
     private static FieldError bodyError(HttpMessageNotReadableException e) {
         for (Throwable t = e.getCause(); t != null; t = t.getCause()) {
+            if (t instanceof StreamReadException s && s.processor() != null
+                    && s.getOriginalMessage().startsWith(DUPLICATE_MEMBER)) {
+                // The parser stopped at the second occurrence: its context names the member.
+                return new FieldError(path(s.processor().streamReadContext()), "appears more than once");
+            }
             if (t instanceof JacksonException j) {
                 String path = path(j);
                 if (path.isEmpty()) {
@@ -157,6 +236,16 @@ public class ApiProblems extends ResponseEntityExceptionHandler {
             }
         }
         return new FieldError("body", "is missing or not valid JSON");
+    }
+
+    /** The path of the member a parser is at, in the same form as a failure's path: {@code target.value}, {@code a[0].b}. */
+    private static String path(TokenStreamContext context) {
+        String path = "";
+        for (TokenStreamContext c = context; c != null && !c.inRoot(); c = c.getParent()) {
+            String separator = path.isEmpty() || path.startsWith("[") ? "" : ".";
+            path = (c.inArray() ? "[" + c.getCurrentIndex() + "]" : c.currentName()) + separator + path;
+        }
+        return path;
     }
 
     private static String path(JacksonException e) {
@@ -169,18 +258,6 @@ public class ApiProblems extends ResponseEntityExceptionHandler {
             }
         }
         return path.toString();
-    }
-
-    private static ErrorCode codeFor(HttpStatusCode status) {
-        return switch (HttpStatus.valueOf(status.value())) {
-            case BAD_REQUEST -> ErrorCode.VALIDATION_FAILED;
-            case NOT_FOUND -> ErrorCode.NOT_FOUND;
-            case METHOD_NOT_ALLOWED -> ErrorCode.METHOD_NOT_ALLOWED;
-            case NOT_ACCEPTABLE -> ErrorCode.NOT_ACCEPTABLE;
-            case UNSUPPORTED_MEDIA_TYPE -> ErrorCode.UNSUPPORTED_MEDIA_TYPE;
-            case CONTENT_TOO_LARGE -> ErrorCode.REQUEST_TOO_LARGE;
-            default -> status.is4xxClientError() ? ErrorCode.REQUEST_REJECTED : ErrorCode.INTERNAL_ERROR;
-        };
     }
 
     private static HttpServletRequest servletRequest(WebRequest request) {

@@ -119,6 +119,69 @@ class LeaseContractOverHttpTest extends AbstractLeaseContractTest {
     }
 
     @Test
+    void aMemberGivenTwiceIsRefusedNamingItNotReadAsItsLastValue() {
+        String w = writer("alice");
+        String target = "\"target\":{\"type\":\"opaque\",\"value\":\"twice\"},\"actor\":\"a\",\"ttlSeconds\":30";
+        Map<String, Post> cases = new LinkedHashMap<>();
+        cases.put("holder", new Post("/v1/leases", "{" + target + ",\"holder\":\"h\",\"holder\":\"mallory\"}"));
+        cases.put("target.value", new Post("/v1/leases",
+                "{\"target\":{\"type\":\"opaque\",\"value\":\"a\",\"value\":\"b\"},\"actor\":\"a\",\"holder\":\"h\",\"ttlSeconds\":30}"));
+        cases.put("metadata.list[1].k", new Post("/v1/leases",
+                "{" + target + ",\"holder\":\"h\",\"metadata\":{\"list\":[1,{\"k\":1,\"k\":2}]}}"));
+        cases.put("fencingToken", new Post(renewPathOfANewLease(w, "once"), "{\"fencingToken\":1,\"fencingToken\":2}"));
+
+        refusedAsInvalid(w, cases).forEach((member, error) -> {
+            assertThat(error.get("field").asString()).as(member).isEqualTo(member);
+            assertThat(error.get("message").asString()).as(member).isEqualTo("appears more than once");
+        });
+    }
+
+    @Test
+    void aNumberNoDoubleHoldsIsRefusedWhereverItIsNeverStoredAsInfinity() {
+        String w = writer("alice");
+        String key = "\"target\":{\"type\":\"opaque\",\"value\":\"x\"},\"actor\":\"a\"";
+        Map<String, Post> cases = new LinkedHashMap<>();
+        for (String number : List.of("1e400", "-1e400", "NaN", "Infinity", "-Infinity")) {
+            cases.put("metadata " + number, new Post("/v1/leases",
+                    "{" + key + ",\"holder\":\"h\",\"ttlSeconds\":30,\"metadata\":{\"n\":" + number + "}}"));
+            cases.put("nested metadata " + number, new Post("/v1/leases",
+                    "{" + key + ",\"holder\":\"h\",\"ttlSeconds\":30,\"metadata\":{\"a\":[{\"b\":[" + number + "]}]}}"));
+        }
+        cases.put("ttlSeconds", new Post("/v1/leases", "{" + key + ",\"holder\":\"h\",\"ttlSeconds\":1e400}"));
+        cases.put("holder", new Post("/v1/leases", "{" + key + ",\"holder\":1e400,\"ttlSeconds\":30}"));
+        cases.put("fencingToken", new Post(renewPathOfANewLease(w, "finite"), "{\"fencingToken\":1e400}"));
+        refusedAsInvalid(w, cases);
+
+        Api.Response largest = api.post("/v1/leases", w, "{\"target\":{\"type\":\"opaque\",\"value\":\"large\"},"
+                + "\"actor\":\"a\",\"holder\":\"h\",\"ttlSeconds\":30,\"metadata\":{\"n\":1.7976931348623157e308}}");
+        assertThat(largest.status()).isEqualTo(201);
+        assertThat(largest.body().get("metadata").get("n").asDouble()).isEqualTo(Double.MAX_VALUE);
+    }
+
+    private String renewPathOfANewLease(String token, String target) {
+        return "/v1/leases/" + acquire(token, target, "a", "h", 30).body().get("leaseId").asString() + "/renew";
+    }
+
+    /** A body posted to a path, as bytes no typed call sends. */
+    private record Post(String path, String body) {
+    }
+
+    /** Each case answers 400 VALIDATION_FAILED and changes no row; the first error of each, by case. */
+    private Map<String, JsonNode> refusedAsInvalid(String token, Map<String, Post> cases) {
+        long[] rowsBefore = rowCounts();
+        Map<String, JsonNode> errors = new LinkedHashMap<>();
+        cases.forEach((name, post) -> {
+            Api.Response response = api.post(post.path(), token, post.body());
+            assertThat(response.status()).as(name).isEqualTo(400);
+            assertThat(response.code()).as(name).isEqualTo("VALIDATION_FAILED");
+            assertThat(response.body().get("errors").isArray()).as(name).isTrue();
+            errors.put(name, response.body().get("errors").get(0));
+        });
+        assertThat(rowCounts()).as("rows after refused requests").isEqualTo(rowsBefore);
+        return errors;
+    }
+
+    @Test
     void aChunkedBodyOver64KibAnswers413AndASmallChunkedOneIsAccepted() {
         String w = writer("alice");
         String big = "{\"target\":{\"type\":\"opaque\",\"value\":\"x\"},\"actor\":\"a\",\"holder\":\"h\",\"ttlSeconds\":30,"
