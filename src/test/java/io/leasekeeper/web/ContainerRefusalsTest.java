@@ -45,16 +45,16 @@ class ContainerRefusalsTest extends IntegrationTest {
     }
 
     @Test
-    void formBodiesAreRefusedAsProblemsAndNeverParsedByTheFormFilter() {
+    void formBodiesAreRefusedAsProblemsAndNeverParsed() {
         String w = writer("alice");
         String many = "a=1" + "&a=1".repeat(1000);
-        assertRefused(send("POST", "/v1/leases", w, List.of(FORM), "a=1"), 415, "UNSUPPORTED_MEDIA_TYPE");
-        assertRefused(send("POST", "/v1/leases", w, List.of(FORM), many), 400, "REQUEST_REJECTED");
-        assertRefused(send("POST", "/v1/leases", w, List.of(FORM), "a=%zz"), 400, "REQUEST_REJECTED");
-        // Spring's form filter, which parsed these itself and failed with a 500 on the escape, is off.
+        // BodyLimit answers a form body from its header, so neither Tomcat nor Spring's form filter (which parsed
+        // these itself and failed with a 500 on the escape) reads a parameter of it.
+        assertEachRefused(List.of("a=1", many, "a=%zz"),
+                body -> send("POST", "/v1/leases", w, List.of(FORM), body), 415, "UNSUPPORTED_MEDIA_TYPE");
         assertEachRefused(List.of("PUT", "PATCH", "DELETE"),
-                method -> send(method, "/v1/leases/" + UUID.randomUUID(), w, List.of(FORM), "a=%zz"), 405,
-                "METHOD_NOT_ALLOWED");
+                method -> send(method, "/v1/leases/" + UUID.randomUUID(), w, List.of(FORM), "a=%zz"), 415,
+                "UNSUPPORTED_MEDIA_TYPE");
         assertRefused(send("POST", "/v1/leases", w, List.of(FORM), "a=" + "b".repeat(BodyLimit.MAX_BODY_BYTES)), 413,
                 "REQUEST_TOO_LARGE");
     }
@@ -95,10 +95,11 @@ class ContainerRefusalsTest extends IntegrationTest {
     @Test
     void errorsDispatchedToTheErrorPageAreProblemsOfTheRequestsPath() {
         String w = writer("alice");
-        RawHttp.Answer range = send("GET", "/console/index.html", null, List.of("Range: bytes=zz"), null);
-        assertRefused(range, 416, "REQUEST_REJECTED");
-        assertThat(range.json().get("instance").asString()).isEqualTo("/console/index.html");
-        assertRefused(send("TRACE", "/v1/leases", w, List.of(), null), 405, "METHOD_NOT_ALLOWED");
+        RawHttp.Answer trace = send("TRACE", "/v1/leases", w, List.of(), null);
+        assertRefused(trace, 405, "METHOD_NOT_ALLOWED");
+        assertThat(trace.json().get("instance").asString()).isEqualTo("/v1/leases");
+        // The console's files are no API: a Range they cannot serve is a plain 416 of theirs.
+        assertThat(send("GET", "/console/index.html", null, List.of("Range: bytes=zz"), null).status()).isEqualTo(416);
         assertRefused(RawHttp.send(port, "POST /v1/leases HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
                 + "Authorization: Bearer " + w + "\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
                 + "\r\nzz\r\n{}\r\n0\r\n\r\n"), 400, "REQUEST_REJECTED");
