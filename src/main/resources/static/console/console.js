@@ -103,8 +103,10 @@
   // Format and control characters (bidi controls among them), line and paragraph separators, what Unicode says
   // to render as nothing (U+200B, U+2060, U+FEFF, variation selectors, Hangul fillers, tags), spaces other than
   // U+0020, surrogates left alone, private-use and unassigned code points: none of them reads as itself.
-  const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Co}\p{Cn}\p{Default_Ignorable_Code_Point}\u00A0\u1680\u2000-\u200A\u202F\u205F\u3000]/u;
-  const INVISIBLE_ALL = new RegExp(INVISIBLE.source, 'gu');
+  const INVISIBLE_CLASS = '[\\p{Cc}\\p{Cf}\\p{Zl}\\p{Zp}\\p{Cs}\\p{Co}\\p{Cn}\\p{Default_Ignorable_Code_Point}' +
+    '\\u00A0\\u1680\\u2000-\\u200A\\u202F\\u205F\\u3000]';
+  const INVISIBLE = new RegExp(INVISIBLE_CLASS, 'u');
+  const INVISIBLE_ALL = new RegExp(INVISIBLE_CLASS, 'gu');
   const NAMES = {
     0x00A0: 'no-break space', 0x00AD: 'soft hyphen', 0x061C: 'Arabic letter mark', 0x200B: 'zero width space',
     0x200C: 'zero width non-joiner', 0x200D: 'zero width joiner', 0x200E: 'left-to-right mark',
@@ -573,7 +575,7 @@
     try {
       const revoked = await api('POST', '/v1/admin/leases/' + storyLeaseId + '/revoke',
         {reason: $('revoke-reason').value.trim()});
-      $('revoke-result').textContent = 'Revoked: the lease is now ' + revoked.state + '.';
+      $('revoke-result').replaceChildren(el('span', {}, 'Revoked: the lease is now ' + revoked.state + '.'));
       clearProblem();
     } catch (error) {
       showProblem(error);
