@@ -255,20 +255,28 @@ class ConsoleBrowserTest extends IntegrationTest {
                 + " return v.scrollWidth > v.clientWidth", key)).as("the key is cut").isTrue();
         WebElement holderCell = row.findElement(By.cssSelector("td.holder .cut"));
         assertThat(holderCell.getAttribute("title")).isEqualTo(holder);
-        // Every column in sight: the table needs no sideways scroll, its last column inside the window.
-        assertThat((Boolean) browser.executeScript("const box = document.querySelector('#leases .scroll');"
-                + " return box.scrollWidth <= box.clientWidth")).as("the list fits its box").isTrue();
-        Number right = (Number) browser.executeScript("return document.querySelector('#lease-table tbody tr"
-                + " td:last-child').getBoundingClientRect().right");
-        Number width = (Number) browser.executeScript("return document.documentElement.clientWidth");
-        assertThat(right.doubleValue()).isLessThanOrEqualTo(width.doubleValue());
+        assertEveryColumnInSight();
         screenshot("keys");
+        browser.manage().window().setSize(new Dimension(1024, 768));
+        wait.until(d -> (Long) browser.executeScript("return document.documentElement.clientWidth") <= 1024);
+        assertEveryColumnInSight();
+        browser.manage().window().setSize(new Dimension(1280, 1000));
 
         key.click();
         wait.until(d -> d.findElement(By.id("story-title")).getText().contains(value));
         assertThat(browser.findElement(By.id("story-title")).getText()).contains("actor indexer").contains(holder);
         assertThat(browser.getTitle()).startsWith("opaque:" + value + " · " + holder);
         assertThat(browser.findElement(By.id("story-summary")).getText()).contains(canonical);
+    }
+
+    /** The list needs no sideways scroll: its last column is inside the window. */
+    private void assertEveryColumnInSight() {
+        assertThat((Boolean) browser.executeScript("const box = document.querySelector('#leases .scroll');"
+                + " return box.scrollWidth <= box.clientWidth")).as("the list fits its box").isTrue();
+        Number right = (Number) browser.executeScript("return document.querySelector('#lease-table tbody tr"
+                + " td:last-child').getBoundingClientRect().right");
+        Number width = (Number) browser.executeScript("return document.documentElement.clientWidth");
+        assertThat(right.doubleValue()).isLessThanOrEqualTo(width.doubleValue());
     }
 
     /** Issue 34: acquired and ended times in the list, in the viewer's zone, relative, exact on hover. */
