@@ -181,6 +181,9 @@
       $(id).hidden = id !== section;
     });
     $('sign-out').hidden = section === 'sign-in';
+    if (section !== 'story') {
+      document.title = TITLE;
+    }
   }
 
   function remaining(ms) {
@@ -625,7 +628,6 @@
     $('back').addEventListener('click', async () => {
       const from = storyLeaseId;
       storyLeaseId = null;
-      document.title = TITLE;
       show('leases');
       await loadLeases();
       // Back where the operator left: the lease's row when the page still lists it.

@@ -267,6 +267,9 @@ class ConsoleBrowserTest extends IntegrationTest {
         assertThat(browser.findElement(By.id("story-title")).getText()).contains("actor indexer").contains(holder);
         assertThat(browser.getTitle()).startsWith("opaque:" + value + " · " + holder);
         assertThat(browser.findElement(By.id("story-summary")).getText()).contains(canonical);
+        browser.findElement(By.id("back")).click();
+        wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("leases")));
+        assertThat(browser.getTitle()).isEqualTo("Leasekeeper console");
     }
 
     /** The list needs no sideways scroll: its last column is inside the window. */
