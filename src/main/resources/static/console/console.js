@@ -9,6 +9,7 @@
   const POLL_MS = 5000;
   const PAGE = 50;
   const $ = (id) => document.getElementById(id);
+  const TITLE = document.title;
 
   let token = sessionStorage.getItem(TOKEN_KEY);
   let filters = {};
@@ -18,6 +19,7 @@
   let storyLease = null;
   let refreshing = false;
   const countdowns = new Map(); // element -> deadline on performance.now()'s clock
+  const relatives = new Map(); // element -> {at: an instant, clock: the server's clock of its answer}
 
   // ---- the API ----
 
@@ -86,14 +88,83 @@
         node[name] = value;
       }
     });
-    children.forEach((child) => node.append(child === null || child === undefined ? '' : child));
+    children.flat(Infinity).forEach((child) => {
+      if (typeof child === 'string') {
+        node.append(...shown(child));
+      } else if (child !== null && child !== undefined) {
+        node.append(child);
+      }
+    });
     return node;
+  }
+
+  // ---- characters a person cannot see ----
+
+  // Format and control characters (bidi controls among them), line and paragraph separators, what Unicode says
+  // to render as nothing (U+200B, U+2060, U+FEFF, variation selectors, Hangul fillers, tags), spaces other than
+  // U+0020, surrogates left alone, private-use and unassigned code points: none of them reads as itself.
+  const INVISIBLE_CLASS = '[\\p{Cc}\\p{Cf}\\p{Zl}\\p{Zp}\\p{Cs}\\p{Co}\\p{Cn}\\p{Default_Ignorable_Code_Point}' +
+    '\\u00A0\\u1680\\u2000-\\u200A\\u202F\\u205F\\u3000]';
+  const INVISIBLE = new RegExp(INVISIBLE_CLASS, 'u');
+  const INVISIBLE_ALL = new RegExp(INVISIBLE_CLASS, 'gu');
+  const NAMES = {
+    0x00A0: 'no-break space', 0x00AD: 'soft hyphen', 0x061C: 'Arabic letter mark', 0x200B: 'zero width space',
+    0x200C: 'zero width non-joiner', 0x200D: 'zero width joiner', 0x200E: 'left-to-right mark',
+    0x200F: 'right-to-left mark', 0x202A: 'left-to-right embedding', 0x202B: 'right-to-left embedding',
+    0x202C: 'pop directional formatting', 0x202D: 'left-to-right override', 0x202E: 'right-to-left override',
+    0x2060: 'word joiner', 0x2066: 'left-to-right isolate', 0x2067: 'right-to-left isolate',
+    0x2068: 'first strong isolate', 0x2069: 'pop directional isolate', 0xFEFF: 'zero width no-break space'
+  };
+
+  /** "⟨U+202E⟩": how a character a person cannot see is written in the page. */
+  function escape(character) {
+    return '⟨U+' + character.codePointAt(0).toString(16).toUpperCase().padStart(4, '0') + '⟩';
+  }
+
+  /** The text with every invisible character written as its escape: for attributes (titles) and comparisons. */
+  function visible(text) {
+    return String(text).replace(INVISIBLE_ALL, escape);
+  }
+
+  /**
+   * The text as nodes: its runs as text, each invisible character as a marked escape naming it. A bidi control
+   * is never in the page as itself, so "abc\u202Edef" reads "abc⟨U+202E⟩def", never "abcfed".
+   */
+  function shown(text) {
+    const nodes = [];
+    let run = '';
+    for (const character of String(text)) {
+      if (INVISIBLE.test(character)) {
+        if (run) {
+          nodes.push(document.createTextNode(run));
+          run = '';
+        }
+        const code = character.codePointAt(0);
+        const escaped = document.createElement('span');
+        escaped.className = 'invisible';
+        escaped.title = 'U+' + code.toString(16).toUpperCase().padStart(4, '0') + ', an invisible character' +
+          (NAMES[code] ? ' (' + NAMES[code] + ')' : '');
+        escaped.textContent = escape(character);
+        nodes.push(escaped);
+      } else {
+        run += character;
+      }
+    }
+    if (run || nodes.length === 0) {
+      nodes.push(document.createTextNode(run));
+    }
+    return nodes;
+  }
+
+  /** A value from the API, isolated from the text around it (a right-to-left value does not reorder it). */
+  function value(text) {
+    return el('bdi', {}, text === null || text === undefined ? '—' : String(text));
   }
 
   function showProblem(error) {
     const problem = error.problem || {title: 'The request failed', detail: String(error.message || error)};
     const box = $('problem');
-    box.replaceChildren(el('strong', {}, problem.title), problem.detail ? problem.detail : '');
+    box.replaceChildren(el('strong', {}, problem.title), el('span', {}, problem.detail ? problem.detail : ''));
     box.hidden = false;
     if (problem.status === 401) {
       signOut(false);
@@ -110,6 +181,9 @@
       $(id).hidden = id !== section;
     });
     $('sign-out').hidden = section === 'sign-in';
+    if (section !== 'story') {
+      document.title = TITLE;
+    }
   }
 
   function remaining(ms) {
@@ -148,10 +222,112 @@
         cell.textContent = remaining(deadline - now);
       }
     });
+    relatives.forEach((instant, cell) => {
+      if (!cell.isConnected) {
+        relatives.delete(cell);
+      } else {
+        cell.textContent = relative(instant.at - instant.clock.now());
+      }
+    });
   }
 
-  function target(lease) {
-    return lease.target.type + ':' + lease.target.value;
+  // ---- times ----
+
+  /**
+   * The server's clock as an answer read it: its serverTime, moved on by the browser's monotonic clock since. How
+   * long ago an instant was is told from it, never from the browser's wall clock.
+   */
+  function serverClock(serverTime) {
+    const server = Date.parse(serverTime);
+    const read = performance.now();
+    return {now: () => server + (performance.now() - read)};
+  }
+
+  /** "2 min ago", "in 25 s". */
+  function relative(ms) {
+    const seconds = Math.floor(Math.abs(ms) / 1000);
+    if (seconds < 1) {
+      return 'now';
+    }
+    let text;
+    if (seconds < 60) {
+      text = seconds + ' s';
+    } else if (seconds < 3600) {
+      text = Math.floor(seconds / 60) + ' min';
+    } else if (seconds < 86400) {
+      text = Math.floor(seconds / 3600) + ' h';
+    } else {
+      text = Math.floor(seconds / 86400) + ' d';
+    }
+    return ms < 0 ? text + ' ago' : 'in ' + text;
+  }
+
+  const ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const LOCAL = new Intl.DateTimeFormat('en-GB', {
+    year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
+    fractionalSecondDigits: 3, hourCycle: 'h23', timeZoneName: 'shortOffset'
+  });
+
+  /** The instant in the viewer's time zone: date, time to the millisecond, and the zone's offset. */
+  function local(ms) {
+    const part = Object.fromEntries(LOCAL.formatToParts(new Date(ms)).map((p) => [p.type, p.value]));
+    return {
+      date: part.year + '-' + part.month + '-' + part.day,
+      time: part.hour + ':' + part.minute + ':' + part.second,
+      millis: part.fractionalSecond,
+      zone: part.timeZoneName
+    };
+  }
+
+  /**
+   * An instant of the API as a time element: in the viewer's time zone with how long ago (or how soon) it is, and
+   * the exact instant, local and UTC, on hover. {@code short}: the time alone when it is the day of the server's
+   * now, for the list.
+   */
+  function when(instant, clock, short) {
+    if (!instant) {
+      return el('span', {className: 'no-time'}, '—');
+    }
+    const at = Date.parse(instant);
+    const day = local(at);
+    const today = local(clock.now()).date === day.date;
+    const text = short ? (today ? day.time : day.date + ' ' + day.time) : day.date + ' ' + day.time + ' ' + day.zone;
+    const ago = el('span', {className: 'ago'}, relative(at - clock.now()));
+    relatives.set(ago, {at, clock});
+    return el('time', {
+      dateTime: instant, className: short ? 'when short' : 'when',
+      title: day.date + ' ' + day.time + '.' + day.millis + ' ' + day.zone + ' (' + ZONE + ')\n' + instant + ' (UTC)'
+    }, el('span', {className: 'at'}, text), short ? [' ', ago] : [' (', ago, ')']);
+  }
+
+  // ---- keys ----
+
+  /** The key's parts as a person reads them: the target decoded, then actor, program and operation. */
+  function keyParts(lease) {
+    const parts = [lease.target.type, 'actor ' + lease.actor];
+    if (lease.program && lease.program !== 'default') {
+      parts.push('program ' + lease.program);
+    }
+    if (lease.operation) {
+      parts.push('operation ' + lease.operation);
+    }
+    return parts;
+  }
+
+  /** The whole key, readable and canonical, for a title attribute: every invisible character escaped. */
+  function keyTitle(lease) {
+    return visible('Target ' + lease.target.type + ' ' + lease.target.value + '\nActor ' + lease.actor + '\nProgram ' +
+      lease.program + (lease.operation ? '\nOperation ' + lease.operation : '') + '\nCanonical key ' + lease.key);
+  }
+
+  /** "opaque:repo/main (actor indexer)": the key in one line of text, for titles. */
+  function keyName(lease) {
+    return [lease.target.type + ':', value(lease.target.value), ' (' + keyParts(lease).slice(1).join(', ') + ')'];
+  }
+
+  /** A value cut to its column with an ellipsis, the whole of it on hover. */
+  function cut(text, className) {
+    return el('span', {className: 'cut ' + (className || ''), title: visible(text)}, value(text));
   }
 
   // ---- signing in ----
@@ -169,8 +345,8 @@
     sessionStorage.setItem(TOKEN_KEY, token);
     clearProblem();
     const c = claims(token);
-    $('who').textContent = 'Signed in as ' + (c.sub || '?') + ' of tenant ' + (c.tenant || '?') + ' (' +
-      scopes(token).join(', ') + ')';
+    $('who').replaceChildren(el('span', {}, 'Signed in as ', value(c.sub || '?'), ' of tenant ', value(c.tenant || '?'),
+      ' (' + scopes(token).join(', ') + ')'));
     show('leases');
     await loadLeases();
     $('leases-title').setAttribute('tabindex', '-1');
@@ -225,13 +401,20 @@
     }
     clearProblem();
     nextCursor = page.nextCursor;
+    // Every lease of one answer carries the same serverTime.
+    const clock = page.items.length > 0 ? serverClock(page.items[0].serverTime) : null;
     const rows = page.items.map((lease) => el('tr', {'data-lease-id': lease.leaseId},
-      el('td', {}, el('button', {type: 'button', className: 'link open-lease', 'data-lease-id': lease.leaseId,
-        onclick: () => openStory(lease.leaseId)}, lease.key)),
-      el('td', {}, lease.holder),
-      el('td', {}, lease.owner),
+      el('td', {className: 'key'}, el('button', {
+        type: 'button', className: 'link open-lease', 'data-lease-id': lease.leaseId, title: keyTitle(lease),
+        onclick: () => openStory(lease.leaseId)
+      }, el('span', {className: 'cut key-value'}, value(lease.target.value)),
+      el('span', {className: 'cut key-parts'}, keyParts(lease).join(' · ')))),
+      el('td', {className: 'holder'}, cut(lease.holder)),
+      el('td', {className: 'owner'}, cut(lease.owner)),
       el('td', {className: 'number'}, String(lease.fencingToken)),
       el('td', {className: 'state state-' + lease.state}, lease.state),
+      el('td', {className: 'acquired'}, when(lease.acquiredAt, clock, true)),
+      el('td', {className: 'ended'}, when(lease.endedAt, clock, true)),
       el('td', {className: 'number'}, countdown(lease))));
     $('lease-table').tBodies[0].replaceChildren(...rows);
     $('lease-count').textContent = page.items.length === 0 ? 'No lease matches.'
@@ -282,33 +465,45 @@
     }
     clearProblem();
     storyLease = lease;
-    $('story-title').textContent = 'Lease of ' + lease.key;
+    const clock = serverClock(lease.serverTime);
+    $('story-title').replaceChildren(storyTitle(lease));
+    document.title = visible(lease.target.type + ':' + lease.target.value + ' · ' + lease.holder) +
+      ' — Leasekeeper console';
     const fields = [
       ['State', el('span', {className: 'state state-' + lease.state}, lease.state)],
       ['Expires in', countdown(lease)],
-      ['Holder', lease.holder], ['Owner', lease.owner], ['Fencing token', String(lease.fencingToken)],
-      ['Key', lease.key], ['Target', target(lease)], ['Acquired', lease.acquiredAt],
-      ['Renewed', lease.renewedAt || '—'], ['Expires at', lease.expiresAt], ['Ends at the latest', lease.maxExpiresAt],
-      ['Ended', lease.endedAt ? lease.endedAt + ' (' + lease.endReason + ')' : '—'],
-      ['TTL', lease.ttlSeconds + ' s'], ['Lease id', lease.leaseId], ['Trace id', lease.traceId || '—'],
-      ['Job id', lease.jobId || '—']
+      ['Target', [lease.target.type + ' ', value(lease.target.value)]], ['Actor', value(lease.actor)],
+      ['Program', value(lease.program)], ['Operation', value(lease.operation)],
+      ['Holder', value(lease.holder)], ['Owner', value(lease.owner)], ['Fencing token', String(lease.fencingToken)],
+      ['Canonical key', value(lease.key)], ['Acquired', when(lease.acquiredAt, clock)],
+      ['Renewed', when(lease.renewedAt, clock)], ['Expires at', when(lease.expiresAt, clock)],
+      ['Ends at the latest', when(lease.maxExpiresAt, clock)],
+      ['Ended', lease.endedAt ? [when(lease.endedAt, clock), ' (' + lease.endReason + ')'] : '—'],
+      ['TTL', lease.ttlSeconds + ' s'], ['Lease id', lease.leaseId], ['Trace id', value(lease.traceId)],
+      ['Job id', value(lease.jobId)]
     ];
-    $('story-summary').replaceChildren(...fields.flatMap(([name, value]) => [el('dt', {}, name), el('dd', {}, value)]));
+    $('story-summary').replaceChildren(...fields.flatMap(([name, shownValue]) => [el('dt', {}, name),
+      el('dd', {}, shownValue)]));
     $('revoke-form').hidden = !(isAdmin() && lease.state === 'active');
-    $('timeline').replaceChildren(...timeline(events));
+    $('timeline').replaceChildren(...timeline(events, clock));
     const sameKey = keyLeases.items.filter((other) => other.operation === lease.operation);
     $('key-leases').tBodies[0].replaceChildren(...sameKey.map((other) => el('tr',
       other.leaseId === lease.leaseId ? {'aria-current': 'true', className: 'current'} : {},
       el('td', {className: 'number'}, other.leaseId === lease.leaseId ? String(other.fencingToken)
         : el('button', {type: 'button', className: 'link', onclick: () => openStory(other.leaseId)},
           String(other.fencingToken))),
-      el('td', {}, other.owner), el('td', {}, other.holder),
+      el('td', {}, cut(other.owner)), el('td', {}, cut(other.holder)),
       el('td', {className: 'state state-' + other.state}, other.state),
-      el('td', {}, other.acquiredAt), el('td', {}, other.endedAt || '—'))));
+      el('td', {}, when(other.acquiredAt, clock, true)), el('td', {}, when(other.endedAt, clock, true)))));
+  }
+
+  /** The lease the story tells: its key and its holder, the whole key on hover. */
+  function storyTitle(lease) {
+    return el('span', {title: keyTitle(lease)}, 'Lease of ', keyName(lease), ', holder ', value(lease.holder));
   }
 
   /** The events as list items, consecutive renewals grouped with their count and interval. */
-  function timeline(events) {
+  function timeline(events, clock) {
     const items = [];
     for (let i = 0; i < events.length; i++) {
       const event = events[i];
@@ -317,40 +512,42 @@
         while (j + 1 < events.length && events[j + 1].type === 'RENEWED') {
           j++;
         }
-        items.push(renewals(events.slice(i, j + 1)));
+        items.push(renewals(events.slice(i, j + 1), clock));
         i = j;
       } else {
-        items.push(transition(event));
+        items.push(transition(event, clock));
       }
     }
     return items;
   }
 
-  function renewals(group) {
+  function renewals(group, clock) {
     const first = group[0];
     const last = group[group.length - 1];
     if (group.length === 1) {
-      return el('li', {className: 'event-RENEWED'}, 'Renewed by ' + first.principal + ' at ' + first.at,
-        meta(first));
+      return el('li', {className: 'event-RENEWED'}, 'Renewed by ', value(first.principal), ' at ',
+        when(first.at, clock), meta(first));
     }
     // The interval between the group's renewals, from the server's instants (never the browser's clock).
     const interval = (Date.parse(last.at) - Date.parse(first.at)) / (group.length - 1);
     const every = interval < 1000 ? Math.round(interval) + ' ms' : (interval / 1000).toFixed(1) + ' s';
     return el('li', {className: 'event-RENEWED', 'data-count': String(group.length)},
-      'Renewed ' + group.length + ' times by ' + first.principal + ', about every ' + every + ', from ' + first.at +
-      ' to ' + last.at, meta(last));
+      'Renewed ' + group.length + ' times by ', value(first.principal), ', about every ' + every + ', from ',
+      when(first.at, clock), ' to ', when(last.at, clock), meta(last));
   }
 
-  function transition(event) {
-    const text = {
-      ACQUIRED: 'Granted to ' + event.principal + ' with fencing token ' + event.fencingToken + ' at ' + event.at,
-      RELEASED: 'Released by ' + event.principal + ' at ' + event.at,
-      EXPIRED: 'Expired' + (event.details && event.details.expiresAt ? ' at ' + event.details.expiresAt : '') +
-        ', recorded by ' + event.principal + ' at ' + event.at,
-      REVOKED: 'Revoked by ' + event.principal + ' at ' + event.at + ': ' +
-        (event.details && event.details.reason ? event.details.reason : '')
-    }[event.type] || event.type + ' by ' + event.principal + ' at ' + event.at;
-    return el('li', {className: 'event-' + event.type}, text, meta(event));
+  function transition(event, clock) {
+    const by = value(event.principal);
+    const at = when(event.at, clock);
+    const details = event.details || {};
+    const parts = {
+      ACQUIRED: ['Granted to ', by, ' with fencing token ' + event.fencingToken + ' at ', at],
+      RELEASED: ['Released by ', by, ' at ', at],
+      EXPIRED: ['Expired', details.expiresAt ? [' at ', when(details.expiresAt, clock)] : '', ', recorded by ', by,
+        ' at ', at],
+      REVOKED: ['Revoked by ', by, ' at ', at, ': ', value(details.reason || '')]
+    }[event.type] || [event.type + ' by ', by, ' at ', at];
+    return el('li', {className: 'event-' + event.type}, parts, meta(event));
   }
 
   function meta(event) {
@@ -369,9 +566,9 @@
       $('revoke-reason').focus();
       return;
     }
-    $('confirm-text').textContent = 'Revoke the lease of key ' + storyLease.key + ', held by ' + storyLease.holder +
-      ' (owner ' + storyLease.owner + ', fencing token ' + storyLease.fencingToken + ')? Its holder loses it at ' +
-      'once, and the key is free.';
+    $('confirm-text').replaceChildren(el('span', {}, 'Revoke the lease of ', keyName(storyLease), ', held by ',
+      value(storyLease.holder), ' (owner ', value(storyLease.owner), ', fencing token ' + storyLease.fencingToken +
+      ')? Its holder loses it at once, and the key is free.'));
     $('confirm-revoke').showModal();
     $('confirm-no').focus();
   }
@@ -381,7 +578,7 @@
     try {
       const revoked = await api('POST', '/v1/admin/leases/' + storyLeaseId + '/revoke',
         {reason: $('revoke-reason').value.trim()});
-      $('revoke-result').textContent = 'Revoked: the lease is now ' + revoked.state + '.';
+      $('revoke-result').replaceChildren(el('span', {}, 'Revoked: the lease is now ' + revoked.state + '.'));
       clearProblem();
     } catch (error) {
       showProblem(error);
@@ -441,6 +638,8 @@
     $('confirm-yes').addEventListener('click', revoke);
     $('confirm-no').addEventListener('click', () => $('confirm-revoke').close());
     filters = readFilters();
+    $('zone').textContent = 'Times are in your time zone, ' + ZONE + ' (' + local(Date.now()).zone + '). Hover a ' +
+      'time for the exact instant, a key or a name for the whole of it.';
     setInterval(tick, 200);
     setInterval(refresh, POLL_MS);
     try {

@@ -29,7 +29,8 @@ import org.springframework.web.servlet.function.ServerResponse;
  * The operator console (docs/console.md): static pages in the jar under {@code /console/}, served on the API's port
  * without a token (they hold no data; every datum comes from the API, called with the operator's bearer token).
  * Its own security chain, ahead of the API's, adds a Content-Security-Policy that lets the page load and call this
- * origin only, and be framed by no one.
+ * origin only, and be framed by no one; it also permits {@code /favicon.ico}, which browsers ask of every origin
+ * unasked (the API's chain would answer it 401).
  *
  * <p>The pages are a router function, not a {@code WebMvcConfigurer}: Spring Boot's management context (the
  * management port) applies every configurer of the application to its own dispatcher, but serves only its own
@@ -42,13 +43,16 @@ class ConsoleConfig {
     static final String CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; "
             + "connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
+    /** Where browsers look for a site's icon unasked: it leads to the console's. */
+    static final String FAVICON = "/favicon.ico";
+
     private static final Resource FILES = new ClassPathResource("static/console/");
     private static final Resource PAGE = new ClassPathResource("static/console/index.html");
 
     @Bean
     @Order(1)
     SecurityFilterChain console(HttpSecurity http) throws Exception {
-        return http.securityMatcher("/console", "/console/**")
+        return http.securityMatcher("/console", "/console/**", FAVICON)
                 .authorizeHttpRequests(requests -> requests.anyRequest().permitAll())
                 .headers(headers -> headers
                         .contentSecurityPolicy(csp -> csp.policyDirectives(CONTENT_SECURITY_POLICY))
@@ -60,8 +64,8 @@ class ConsoleConfig {
     }
 
     /**
-     * {@code /console} leads to {@code /console/}, the page. Every file is revalidated on each load: a new version of
-     * the service serves its own console at once.
+     * {@code /console} leads to {@code /console/}, the page, and {@code /favicon.ico} to the console's icon, without a
+     * token. Every file is revalidated on each load: a new version of the service serves its own console at once.
      */
     @Bean
     RouterFunction<ServerResponse> consolePages() {
@@ -70,6 +74,8 @@ class ConsoleConfig {
         return RouterFunctions.route()
                 .GET("/console", request -> ServerResponse.status(HttpStatus.FOUND)
                         .location(URI.create("/console/")).build())
+                .GET(FAVICON, request -> ServerResponse.status(HttpStatus.FOUND)
+                        .location(URI.create("/console/favicon.svg")).build())
                 .resource(RequestPredicates.path("/console/"), PAGE, revalidate)
                 .resources("/console/**", FILES, revalidate)
                 .build();

@@ -8,7 +8,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.format.DateTimeFormatter;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -24,7 +30,9 @@ import org.openqa.selenium.logging.LogEntry;
 import org.openqa.selenium.logging.LogType;
 import org.openqa.selenium.interactions.Actions;
 import org.openqa.selenium.support.ui.ExpectedConditions;
+import org.openqa.selenium.support.ui.Select;
 import org.openqa.selenium.support.ui.WebDriverWait;
+import tools.jackson.databind.JsonNode;
 
 /**
  * The console in a real browser ({@link Chromium}). Each test signs in with a bearer token of its own tenant, as an
@@ -218,6 +226,180 @@ class ConsoleBrowserTest extends IntegrationTest {
         assertThat(focused().getAttribute("id")).isEqualTo("back");
         new Actions(browser).sendKeys(Keys.ENTER).perform();
         wait.until(d -> leaseId.equals(d.switchTo().activeElement().getAttribute("data-lease-id")));
+    }
+
+    /** Issue 34: a key is its parts, decoded; a long one is cut, whole on hover and in the story. */
+    @Test
+    void keysAreShownDecodedAndALongOneIsCutWithTheOtherColumnsInSight() throws Exception {
+        String value = "repo/main/" + "segment-".repeat(60);
+        String holder = "ci-runner-" + "x".repeat(118);
+        String owner = "svc-" + "y".repeat(60);
+        Map<String, Object> body = new HashMap<>(Api.acquireBody(value, "indexer", holder, 300));
+        body.put("program", "ci");
+        body.put("operation", "deploy");
+        Api.Response longKey = api.post("/v1/leases", writer(owner), body);
+        assertThat(longKey.status()).isEqualTo(201);
+        String canonical = longKey.body().get("key").asString();
+        assertThat(canonical).contains("repo%2Fmain%2F");
+        assertThat(acquire(writer("alice"), "short", "job", "h-1", 300).status()).isEqualTo(201);
+
+        signIn(reader("dave"));
+        WebElement row = browser.findElement(By.cssSelector("#lease-table tr[data-lease-id='"
+                + longKey.body().get("leaseId").asString() + "']"));
+        WebElement key = row.findElement(By.className("open-lease"));
+        assertThat(key.getText()).startsWith("repo/main/segment-").doesNotContain("%2F")
+                .contains("opaque · actor indexer · program ci · operation deploy");
+        assertThat(key.getAttribute("title")).contains("Target opaque " + value).contains("Actor indexer")
+                .contains("Program ci").contains("Operation deploy").contains("Canonical key " + canonical);
+        assertThat((Boolean) browser.executeScript("const v = arguments[0].querySelector('.key-value');"
+                + " return v.scrollWidth > v.clientWidth", key)).as("the key is cut").isTrue();
+        WebElement holderCell = row.findElement(By.cssSelector("td.holder .cut"));
+        assertThat(holderCell.getAttribute("title")).isEqualTo(holder);
+        assertEveryColumnInSight();
+        screenshot("keys");
+        browser.manage().window().setSize(new Dimension(1024, 768));
+        wait.until(d -> (Long) browser.executeScript("return document.documentElement.clientWidth") <= 1024);
+        assertEveryColumnInSight();
+        browser.manage().window().setSize(new Dimension(1280, 1000));
+
+        key.click();
+        wait.until(d -> d.findElement(By.id("story-title")).getText().contains(value));
+        assertThat(browser.findElement(By.id("story-title")).getText()).contains("actor indexer").contains(holder);
+        assertThat(browser.getTitle()).startsWith("opaque:" + value + " · " + holder);
+        assertThat(browser.findElement(By.id("story-summary")).getText()).contains(canonical);
+        browser.findElement(By.id("back")).click();
+        wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("leases")));
+        assertThat(browser.getTitle()).isEqualTo("Leasekeeper console");
+    }
+
+    /** The list needs no sideways scroll: its last column is inside the window. */
+    private void assertEveryColumnInSight() {
+        assertThat((Boolean) browser.executeScript("const box = document.querySelector('#leases .scroll');"
+                + " return box.scrollWidth <= box.clientWidth")).as("the list fits its box").isTrue();
+        Number right = (Number) browser.executeScript("return document.querySelector('#lease-table tbody tr"
+                + " td:last-child').getBoundingClientRect().right");
+        Number width = (Number) browser.executeScript("return document.documentElement.clientWidth");
+        assertThat(right.doubleValue()).isLessThanOrEqualTo(width.doubleValue());
+    }
+
+    /** Issue 34: acquired and ended times in the list, in the viewer's zone, relative, exact on hover. */
+    @Test
+    void timesAreInTheViewersTimeZoneRelativeAndExactOnHover() {
+        Api.Response ended = acquire(writer("alice"), "ended", "job", "h-1", 300);
+        String endedId = ended.body().get("leaseId").asString();
+        assertThat(release(writer("alice"), endedId, ended.body().get("fencingToken").asLong()).status())
+                .isEqualTo(200);
+        JsonNode endedLease = api.get("/v1/leases/" + endedId, reader("dave")).body();
+        String activeId = acquire(writer("alice"), "active", "job", "h-2", 300).body().get("leaseId").asString();
+        // A zone of half hours, west of UTC, whose name no browser spells otherwise.
+        ZoneId zone = ZoneId.of("America/St_Johns");
+        browser.executeCdpCommand("Emulation.setTimezoneOverride", Map.of("timezoneId", zone.getId()));
+
+        signIn(reader("dave"));
+        new Select(browser.findElement(By.id("f-state"))).selectByValue("any");
+        browser.findElement(By.id("apply")).click();
+        wait.until(d -> rows().size() == 2);
+        String offset = offset(zone, Instant.parse(endedLease.get("serverTime").asString()));
+        assertThat(browser.findElement(By.id("zone")).getText()).contains("America/St_Johns").contains(offset);
+        WebElement row = browser.findElement(By.cssSelector("#lease-table tr[data-lease-id='" + endedId + "']"));
+        for (String column : List.of("acquired", "ended")) {
+            String instant = endedLease.get(column + "At").asString();
+            WebElement time = row.findElement(By.cssSelector("td." + column + " time"));
+            assertThat(time.getAttribute("datetime")).isEqualTo(instant);
+            String at = time.findElement(By.className("at")).getText();
+            String local = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss").withZone(zone)
+                    .format(Instant.parse(instant));
+            assertThat(local).as("shown in the viewer's zone, the date when not today").endsWith(at);
+            assertThat(time.findElement(By.className("ago")).getText()).matches("now|\\d+ s ago");
+            assertThat(time.getAttribute("title")).contains(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss.SSS")
+                    .withZone(zone).format(Instant.parse(instant)) + " " + offset(zone, Instant.parse(instant))
+                    + " (America/St_Johns)")
+                    .contains(instant + " (UTC)");
+        }
+        WebElement activeRow = browser.findElement(By.cssSelector("#lease-table tr[data-lease-id='" + activeId + "']"));
+        assertThat(activeRow.findElement(By.cssSelector("td.ended")).getText()).isEqualTo("—");
+        // The relative time moves on with the browser's monotonic clock, between two reads of the list.
+        wait.until(d -> d.findElement(By.cssSelector("#lease-table tr[data-lease-id='" + endedId + "'] td.acquired"
+                + " .ago")).getText().matches("[1-9]\\d* s ago"));
+
+        activeRow.findElement(By.className("open-lease")).click();
+        wait.until(d -> d.findElement(By.id("story-title")).getText().contains("active"));
+        String local = "\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d " + Pattern.quote(offset);
+        assertThat(browser.findElement(By.id("story-summary")).getText())
+                .containsPattern("Expires at\\s+" + local + " \\(in \\d+ (s|min)\\)")
+                .containsPattern("Acquired\\s+" + local + " \\((now|\\d+ s ago)\\)");
+        assertThat(browser.findElement(By.id("timeline")).getText()).contains(offset);
+    }
+
+    /** "GMT-3:30", as the browser names a zone's offset at an instant. */
+    private static String offset(ZoneId zone, Instant at) {
+        int minutes = zone.getRules().getOffset(at).getTotalSeconds() / 60;
+        return "GMT" + (minutes < 0 ? "-" : "+") + Math.abs(minutes) / 60
+                + (minutes % 60 == 0 ? "" : ":" + String.format("%02d", Math.abs(minutes) % 60));
+    }
+
+    /**
+     * Revision 1.2, "Keys that cannot deceive": a bidi control stored before the service refused it, and the
+     * invisible characters it keeps, are shown as escapes wherever the console shows a key, a holder, an owner or a
+     * reason.
+     */
+    @Test
+    void invisibleCharactersAreShownAsEscapesWhereverAKeyHolderOwnerOrReasonIsShown() throws Exception {
+        String leaseId = acquire(writer("alice"), "abcdef", "job", "pod-1", 300).body().get("leaseId").asString();
+        // Stored as rows written before 1.2 may be: a right-to-left override in the target, invisible characters
+        // in the holder and the owner.
+        assertThat(jdbc.sql("UPDATE lease_key SET target_value = 'abc' || chr(8238) || 'def' WHERE tenant = :t")
+                .param("t", tenant).update()).isEqualTo(1);
+        assertThat(jdbc.sql("UPDATE lease SET holder = 'pod' || chr(8203) || '-1', owner = 'alice' || chr(8288)"
+                + " WHERE tenant = :t").param("t", tenant).update()).isEqualTo(1);
+
+        signIn(admin("root"));
+        WebElement row = rows().getFirst();
+        assertThat(row.getText()).contains("abc⟨U+202E⟩def").contains("pod⟨U+200B⟩-1").contains("alice⟨U+2060⟩");
+        WebElement key = row.findElement(By.className("open-lease"));
+        assertThat(key.getAttribute("title")).contains("Target opaque abc⟨U+202E⟩def")
+                .contains("abc%E2%80%AEdef");
+        assertThat(row.findElement(By.cssSelector("td.holder .cut")).getAttribute("title")).isEqualTo("pod⟨U+200B⟩-1");
+        assertThat(row.findElement(By.cssSelector(".invisible")).getAttribute("title"))
+                .isEqualTo("U+202E, an invisible character (right-to-left override)");
+        assertThat(shownText()).doesNotContain("\u202E", "\u200B", "\u2060");
+
+        key.click();
+        wait.until(d -> d.findElement(By.id("story-title")).getText().contains("abc⟨U+202E⟩def"));
+        assertThat(browser.findElement(By.id("story-title")).getText()).contains("pod⟨U+200B⟩-1");
+        assertThat(browser.getTitle()).isEqualTo("opaque:abc⟨U+202E⟩def · pod⟨U+200B⟩-1 — Leasekeeper console");
+        assertThat(browser.findElement(By.id("story-summary")).getText()).contains("alice⟨U+2060⟩");
+        browser.findElement(By.id("revoke-reason")).sendKeys("spoofed\u200Bname");
+        browser.findElement(By.id("revoke")).click();
+        WebElement dialog = wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("confirm-revoke")));
+        assertThat(dialog.getText()).contains("abc⟨U+202E⟩def").contains("pod⟨U+200B⟩-1").contains("alice⟨U+2060⟩");
+        screenshot("invisible");
+        browser.findElement(By.id("confirm-yes")).click();
+        wait.until(d -> d.findElement(By.id("timeline")).getText().contains("spoofed⟨U+200B⟩name"));
+        assertThat(browser.findElement(By.id("key-leases")).getText()).contains("pod⟨U+200B⟩-1");
+        assertThat(shownText()).doesNotContain("\u202E", "\u200B", "\u2060");
+        assertThat(api.get("/v1/leases/" + leaseId, reader("dave")).body().get("state").asString())
+                .isEqualTo("revoked");
+    }
+
+    /** Issue 34: the page's icon, and the one browsers ask every origin for, answer without a token. */
+    @Test
+    void thePageHasAnIconServedWithoutAToken() {
+        browser.get(console());
+        wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("token")));
+        String icon = browser.findElement(By.cssSelector("link[rel=icon]")).getAttribute("href");
+        assertThat(icon).isEqualTo(console() + "favicon.svg");
+        for (String path : List.of(icon, "/favicon.ico")) {
+            Object answer = browser.executeAsyncScript("const done = arguments[arguments.length - 1];"
+                    + " fetch(arguments[0]).then(r => done(r.status + ' ' + r.headers.get('Content-Type')))", path);
+            assertThat(answer).as(path).isEqualTo("200 image/svg+xml");
+        }
+        assertThat(policyViolations()).isEmpty();
+    }
+
+    /** The text of the page as a person reads it. */
+    private String shownText() {
+        return (String) browser.executeScript("return document.body.innerText");
     }
 
     private WebElement focused() {

@@ -45,6 +45,22 @@ class ConsoleTest extends IntegrationTest {
         assertThat(api.get("/console/missing.js", null).status()).isEqualTo(404);
     }
 
+    /** Browsers ask every origin for /favicon.ico unasked: it leads to the console's icon, without a token. */
+    @Test
+    void theFaviconAnswersWithoutAToken() {
+        Api.Response favicon = api.get(ConsoleConfig.FAVICON, null);
+        assertThat(favicon.status()).isEqualTo(302);
+        assertThat(favicon.header("Location")).isEqualTo("/console/favicon.svg");
+        Api.Response icon = api.get("/console/favicon.svg", null);
+        assertThat(icon.status()).isEqualTo(200);
+        assertThat(icon.header("Content-Type")).isEqualTo("image/svg+xml");
+        assertThat(icon.header("Content-Security-Policy")).isEqualTo(ConsoleConfig.CONTENT_SECURITY_POLICY);
+        assertThat(icon.raw()).startsWith("<svg xmlns=\"http://www.w3.org/2000/svg\"");
+        assertThat(api.get("/console/", null).raw())
+                .contains("<link rel=\"icon\" href=\"favicon.svg\" type=\"image/svg+xml\">");
+        assertThat(api.get("/v1/leases", null).status()).as("the API still needs a token").isEqualTo(401);
+    }
+
     /**
      * The page calls the API on its own origin, which the management port does not serve: there it cannot work, so it
      * is not there (issue 33). Spring Boot's management context takes the application's MVC configurers as its own.
@@ -55,7 +71,8 @@ class ConsoleTest extends IntegrationTest {
         assertThat(management.get("/actuator/health/liveness", null).status()).isEqualTo(200);
         Map<String, Integer> answers = new TreeMap<>();
         for (String path : List.of("/console", "/console/", "/console/index.html", "/console/console.js",
-                "/console/console.css", "/console/settings.json", "/console/index.html?v=1")) {
+                "/console/console.css", "/console/settings.json", "/console/index.html?v=1", "/console/favicon.svg",
+                ConsoleConfig.FAVICON)) {
             answers.put(path, management.send(HttpRequest.newBuilder(
                     URI.create("http://127.0.0.1:" + managementPort + path)).GET(), null).status());
         }
