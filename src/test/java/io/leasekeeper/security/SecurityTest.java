@@ -8,7 +8,9 @@ import io.leasekeeper.support.IntegrationTest;
 import io.leasekeeper.support.TestTokens;
 import java.net.URI;
 import java.net.http.HttpRequest;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.Base64;
 import java.util.Date;
 import java.util.List;
 import java.util.Map;
@@ -151,6 +153,15 @@ class SecurityTest extends IntegrationTest {
         for (String token : List.of("not-a-jwt", "aGVsbG8.d29ybGQ.c2lnbmF0dXJl", "x.y")) {
             assertThat(refusalDetail(token, token)).as(token).isEqualTo(TokenRefusals.MALFORMED);
         }
+    }
+
+    @Test
+    void anUnsignedTokenIsToldThatOnlySignedOnesAreAccepted() {
+        Base64.Encoder base64 = Base64.getUrlEncoder().withoutPadding();
+        String unsigned = base64.encodeToString("{\"alg\":\"none\"}".getBytes(StandardCharsets.UTF_8)) + "."
+                + base64.encodeToString(("{\"sub\":\"alice\",\"tenant\":\"" + tenant + "\",\"scope\":\"leases:write\"}")
+                .getBytes(StandardCharsets.UTF_8)) + ".";
+        assertThat(refusalDetail("alg none", unsigned)).isEqualTo(TokenRefusals.UNSIGNED);
     }
 
     @Test
