@@ -76,7 +76,8 @@ final class TokenRules {
         } else if (said.startsWith("Jwt used before")) {
             description = "The token is not valid before " + jwt.getNotBefore() + " (nbf).";
         } else if (said.startsWith("the given typ value")) {
-            description = "The token's type (its typ header) is not one this service accepts: JWT or at+jwt, or none.";
+            description = "The token's type (its typ header) is not one this service accepts: JWT, at+jwt or"
+                    + " application/at+jwt, or none.";
         } else if (said.startsWith("The iss claim")) {
             description = "The token was not issued by " + issuer + ", the issuer this service trusts (iss).";
         } else {

@@ -182,6 +182,15 @@ class RequestMessagesTest extends IntegrationTest {
     }
 
     @Test
+    void aNumberLongerThanTheJsonReaderTakesIsSaidToBeSo() {
+        Api.Response r = api.post("/v1/leases", writer("alice"),
+                "{" + KEY + ",\"holder\":\"h\",\"ttlSeconds\":" + "9".repeat(1001) + "}");
+        assertThat(r.status()).isEqualTo(400);
+        assertThat(r.body().get("errors").get(0).get("message").asString())
+                .isEqualTo("is beyond what the JSON reader accepts: Number value length (1001) exceeds the maximum allowed (1000)");
+    }
+
+    @Test
     void everyQueryNumberOutOfItsRangeIsToldTheRangeAndTextThatIsNoNumberTheRangeToo() {
         String leaseId = acquire(writer("alice"), "query-ranges", "a", "h", 30).body().get("leaseId").asString();
         for (String limit : List.of("0", "1001", "-1", "99999999999", "1e12", "99999999999999999999999")) {

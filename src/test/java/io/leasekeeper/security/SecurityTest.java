@@ -240,7 +240,8 @@ class SecurityTest extends IntegrationTest {
     @Test
     void aTokenOfAnotherTypeIsToldTheTypesThisServiceAccepts() {
         assertThat(refusalDetail("id+jwt", TestTokens.ofType("id+jwt", "alice", tenant, TestTokens.READ)))
-                .isEqualTo("The token's type (its typ header) is not one this service accepts: JWT or at+jwt, or none.");
+                .isEqualTo("The token's type (its typ header) is not one this service accepts: JWT, at+jwt or"
+                        + " application/at+jwt, or none.");
     }
 
     @Test
