@@ -29,7 +29,8 @@ class LeaseRequests {
     record TargetBody(String type,
                       @Schema(minLength = 1, description = "Normalized per type before anything else (opaque:"
                               + " Unicode NFC, surrounding whitespace trimmed, 1..512 characters, no control"
-                              + " characters).") String value) {
+                              + " characters, no bidirectional formatting characters: U+061C, U+200E, U+200F,"
+                              + " U+202A..U+202E, U+2066..U+2069).") String value) {
     }
 
     @Schema(requiredProperties = {"target", "actor", "holder", "ttlSeconds"})
@@ -40,7 +41,7 @@ class LeaseRequests {
             @Schema(pattern = Names.PATTERN, description = "Lowercased; absent: no operation class (a different key from"
                     + " every operation).") String operation,
             @Schema(minLength = 1, maxLength = 128, description = "The service instance taking the lease;"
-                    + " printable, not all blank.") String holder,
+                    + " printable, not all blank, no bidirectional formatting characters.") String holder,
             @Schema(type = "integer", format = "int32", minimum = "1",
                     description = "Within leasekeeper.lease.min-ttl..max-ttl (1..3600 by default).")
             BigDecimal ttlSeconds,
@@ -75,8 +76,8 @@ class LeaseRequests {
     }
 
     @Schema(requiredProperties = "reason")
-    record RevokeRequest(@Schema(minLength = 1, maxLength = 512, description = "Printable, not all blank.")
-                         String reason) {
+    record RevokeRequest(@Schema(minLength = 1, maxLength = 512, description = "Printable, not all blank, no"
+                         + " bidirectional formatting characters.") String reason) {
     }
 
     static final int MAX_METADATA_DEPTH = 16;
