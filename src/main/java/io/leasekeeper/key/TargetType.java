@@ -10,7 +10,10 @@ import java.util.Optional;
  */
 public enum TargetType {
 
-    /** Any string: Unicode NFC, surrounding whitespace trimmed, 1..512 characters, no control characters. */
+    /**
+     * Any string: Unicode NFC, surrounding whitespace trimmed, 1..512 characters, no control characters and no
+     * bidirectional formatting characters ({@link Text#hasBidiControl}).
+     */
     OPAQUE("opaque") {
         @Override
         Target normalizeValue(String raw) {
@@ -21,6 +24,9 @@ public enum TargetType {
             }
             if (Text.hasControlOrUnpaired(value)) {
                 throw new IllegalArgumentException("must not contain control characters or unpaired surrogates");
+            }
+            if (Text.hasBidiControl(value)) {
+                throw new IllegalArgumentException(Text.NO_BIDI_CONTROLS);
             }
             return new Target(this, value);
         }

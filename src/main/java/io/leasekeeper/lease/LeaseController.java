@@ -172,8 +172,9 @@ class LeaseController {
                     + " (released, revoked, expired by time) or when waitSeconds pass; a renew does not end the wait.")
     @ProblemCodes({VALIDATION_FAILED, LEASE_NOT_FOUND})
     LeaseView inspect(@PathVariable String leaseId,
-                      @Parameter(description = "0..leasekeeper.wait.max (30 by default); absent or 0: answer at once.")
-                      @RequestParam(required = false) Integer waitSeconds, Caller caller,
+                      @Parameter(description = "0..leasekeeper.wait.max (30 by default); absent or 0: answer at once.",
+                              schema = @Schema(type = "integer", format = "int32"))
+                      @RequestParam(required = false) String waitSeconds, Caller caller,
                       HttpServletRequest request) {
         long arrived = System.nanoTime();
         UUID id = leaseId(leaseId);
@@ -206,7 +207,8 @@ class LeaseController {
     Page list(@RequestParam(required = false) String program, @RequestParam(required = false) String actor,
               @RequestParam(required = false) String targetType, @RequestParam(required = false) String target,
               @RequestParam(required = false) String owner, @RequestParam(required = false) String holder,
-              @RequestParam(required = false) String state, @RequestParam(required = false) Integer limit,
+              @RequestParam(required = false) String state,
+              @Parameter(schema = @Schema(type = "integer")) @RequestParam(required = false) String limit,
               @RequestParam(required = false) String cursor, Caller caller) {
         LeaseStore.ListFilter filter = requests.list(caller.tenant(), program, actor, targetType, target, owner,
                 holder, state, limit, cursor);
@@ -221,7 +223,8 @@ class LeaseController {
     @GetMapping("/{leaseId}/events")
     @Operation(operationId = "history", summary = "A lease's audit events, oldest first, a page at a time")
     @ProblemCodes({VALIDATION_FAILED, LEASE_NOT_FOUND})
-    EventPage history(@PathVariable String leaseId, @RequestParam(required = false) Integer limit,
+    EventPage history(@PathVariable String leaseId,
+                      @Parameter(schema = @Schema(type = "integer")) @RequestParam(required = false) String limit,
                       @RequestParam(required = false) String cursor, Caller caller) {
         UUID id = leaseId(leaseId);
         AuditLog.PageRequest page = requests.historyPage(limit, cursor);

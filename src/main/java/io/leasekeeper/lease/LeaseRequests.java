@@ -9,6 +9,7 @@ import io.leasekeeper.key.TargetType;
 import io.leasekeeper.key.Text;
 import io.leasekeeper.web.FieldErrors;
 import io.swagger.v3.oas.annotations.media.Schema;
+import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.Map;
@@ -20,13 +21,16 @@ import tools.jackson.databind.json.JsonMapper;
 @Component
 class LeaseRequests {
 
-    // The @Schema constraints are the OpenAPI document's statement of the rules checked below.
+    // The @Schema constraints are the OpenAPI document's statement of the rules checked below. Whole numbers are
+    // taken as BigDecimal so that every JSON number, of any size or notation, gets its field's range in the message
+    // (FieldErrors.wholeWithin); the document still calls them integers.
 
     @Schema(name = "Target", requiredProperties = {"type", "value"})
     record TargetBody(String type,
                       @Schema(minLength = 1, description = "Normalized per type before anything else (opaque:"
                               + " Unicode NFC, surrounding whitespace trimmed, 1..512 characters, no control"
-                              + " characters).") String value) {
+                              + " characters, no bidirectional formatting characters: U+061C, U+200E, U+200F,"
+                              + " U+202A..U+202E, U+2066..U+2069).") String value) {
     }
 
     @Schema(requiredProperties = {"target", "actor", "holder", "ttlSeconds"})
@@ -37,41 +41,50 @@ class LeaseRequests {
             @Schema(pattern = Names.PATTERN, description = "Lowercased; absent: no operation class (a different key from"
                     + " every operation).") String operation,
             @Schema(minLength = 1, maxLength = 128, description = "The service instance taking the lease;"
-                    + " printable, not all blank.") String holder,
-            @Schema(minimum = "1", description = "Within leasekeeper.lease.min-ttl..max-ttl (1..3600 by default).")
-            Integer ttlSeconds,
-            @Schema(minimum = "1", description = "At least ttlSeconds and at most leasekeeper.lease.max-lifetime-cap"
-                    + " (7 days by default); absent: leasekeeper.lease.default-max-lifetime (1 day by default).")
-            Integer maxLifetimeSeconds,
+                    + " printable, not all blank, no bidirectional formatting characters.") String holder,
+            @Schema(type = "integer", format = "int32", minimum = "1",
+                    description = "Within leasekeeper.lease.min-ttl..max-ttl (1..3600 by default).")
+            BigDecimal ttlSeconds,
+            @Schema(type = "integer", format = "int32", minimum = "1", description = "At least ttlSeconds and at most"
+                    + " leasekeeper.lease.max-lifetime-cap (7 days by default); absent:"
+                    + " leasekeeper.lease.default-max-lifetime (1 day by default).")
+            BigDecimal maxLifetimeSeconds,
             @Schema(minLength = 1, maxLength = 128, description = "Printable, not all blank.") String jobId,
             @Schema(minLength = 1, maxLength = 128, description = "Printable, not all blank.") String traceId,
             @Schema(description = "Any JSON object of at most 8 KiB (leasekeeper.lease.metadata-max-size),"
                     + " nested at most 16 levels deep.") Metadata metadata,
-            @Schema(minimum = "0", defaultValue = "0", description = "How long to wait for a busy key, within"
-                    + " 0..leasekeeper.wait.max (30 by default): the answer comes as soon as the key is granted,"
-                    + " or after waitSeconds as a 1.0 acquire of a busy key.") Integer waitSeconds,
-            @Schema(minimum = "0", maximum = "60", defaultValue = "0", description = "After this lease ends"
-                    + " involuntarily (expired, revoked), its key cannot be acquired for this long.")
-            Integer lockDelaySeconds) {
+            @Schema(type = "integer", format = "int32", minimum = "0", defaultValue = "0", description = "How long to"
+                    + " wait for a busy key, within 0..leasekeeper.wait.max (30 by default): the answer comes as soon"
+                    + " as the key is granted, or after waitSeconds as a 1.0 acquire of a busy key.")
+            BigDecimal waitSeconds,
+            @Schema(type = "integer", format = "int32", minimum = "0", maximum = "60", defaultValue = "0",
+                    description = "After this lease ends involuntarily (expired, revoked), its key cannot be acquired"
+                            + " for this long.")
+            BigDecimal lockDelaySeconds) {
     }
 
     @Schema(requiredProperties = "fencingToken")
-    record RenewRequest(@Schema(minimum = "1", description = "The lease's token.") Long fencingToken,
-                        @Schema(minimum = "1", description = "A new TTL for this and later renewals; absent: the"
-                                + " lease's TTL.") Integer ttlSeconds) {
+    record RenewRequest(@Schema(type = "integer", format = "int64", minimum = "1", maximum = MAX_TOKEN_TEXT,
+                                description = "The lease's token.") BigDecimal fencingToken,
+                        @Schema(type = "integer", format = "int32", minimum = "1", description = "A new TTL for this"
+                                + " and later renewals; absent: the lease's TTL.") BigDecimal ttlSeconds) {
     }
 
     @Schema(requiredProperties = "fencingToken")
-    record ReleaseRequest(@Schema(minimum = "1", description = "The lease's token.") Long fencingToken) {
+    record ReleaseRequest(@Schema(type = "integer", format = "int64", minimum = "1", maximum = MAX_TOKEN_TEXT,
+                                  description = "The lease's token.") BigDecimal fencingToken) {
     }
 
     @Schema(requiredProperties = "reason")
-    record RevokeRequest(@Schema(minLength = 1, maxLength = 512, description = "Printable, not all blank.")
-                         String reason) {
+    record RevokeRequest(@Schema(minLength = 1, maxLength = 512, description = "Printable, not all blank, no"
+                         + " bidirectional formatting characters.") String reason) {
     }
 
     static final int MAX_METADATA_DEPTH = 16;
     static final int MAX_LOCK_DELAY_SECONDS = 60;
+    /** Fencing tokens are positive integers below 2^53, exact in every JSON parser (contract 1.1). */
+    static final long MAX_TOKEN = (1L << 53) - 1;
+    static final String MAX_TOKEN_TEXT = "" + MAX_TOKEN;
     private static final String UNSTORABLE = "must not contain the NUL character or unpaired surrogates";
 
     private final LeasekeeperProperties.Lease limits;
@@ -93,17 +106,16 @@ class LeaseRequests {
         }
         LeaseKey key = key(errors, tenant, r.program(), r.target() == null ? null : r.target().type(),
                 r.target() == null ? null : r.target().value(), r.actor(), r.operation(), "target.type", "target.value");
-        String holder = printable(errors, "holder", r.holder(), 128, true);
+        String holder = shownText(errors, "holder", r.holder(), 128, true);
         Integer ttl = ttl(errors, "ttlSeconds", r.ttlSeconds(), true);
         int maxLifetime = (int) limits.defaultMaxLifetime().toSeconds();
         if (r.maxLifetimeSeconds() != null) {
-            long cap = limits.maxLifetimeCap().toSeconds();
-            if (r.maxLifetimeSeconds() < limits.minTtl().toSeconds() || r.maxLifetimeSeconds() > cap) {
-                errors.reject("maxLifetimeSeconds", "must be within " + limits.minTtl().toSeconds() + ".." + cap);
-            } else if (ttl != null && r.maxLifetimeSeconds() < ttl) {
+            Long requested = errors.wholeWithin("maxLifetimeSeconds", r.maxLifetimeSeconds(),
+                    limits.minTtl().toSeconds(), limits.maxLifetimeCap().toSeconds());
+            if (requested != null && ttl != null && requested < ttl) {
                 errors.reject("maxLifetimeSeconds", "must not be less than ttlSeconds");
-            } else {
-                maxLifetime = r.maxLifetimeSeconds();
+            } else if (requested != null) {
+                maxLifetime = requested.intValue();
             }
         }
         String jobId = printable(errors, "jobId", r.jobId(), 128, false);
@@ -122,34 +134,31 @@ class LeaseRequests {
         return new AcquireCommand(key, holder, ttl, maxLifetime, lockDelay, wait, jobId, traceId, metadata);
     }
 
-    /** A watch's {@code waitSeconds} (0..leasekeeper.wait.max; absent: 0, an inspect). */
-    int watchSeconds(Integer waitSeconds) {
+    /** A watch's {@code waitSeconds} query parameter (0..leasekeeper.wait.max; absent: 0, an inspect). */
+    int watchSeconds(String waitSeconds) {
         FieldErrors errors = new FieldErrors();
-        int wait = within(errors, "waitSeconds", waitSeconds, maxWaitSeconds);
+        Long wait = waitSeconds == null ? null : errors.wholeWithin("waitSeconds", waitSeconds, 0, maxWaitSeconds);
         errors.throwIfAny();
-        return wait;
+        return wait == null ? 0 : wait.intValue();
     }
 
     /** An optional count of seconds within 0..max; absent is 0. */
-    private static int within(FieldErrors errors, String field, Integer value, int max) {
-        if (value == null) {
-            return 0;
-        }
-        if (value < 0 || value > max) {
-            errors.reject(field, "must be within 0.." + max);
-            return 0;
-        }
-        return value;
+    private static int within(FieldErrors errors, String field, BigDecimal value, int max) {
+        Long seconds = value == null ? null : errors.wholeWithin(field, value, 0, max);
+        return seconds == null ? 0 : seconds.intValue();
     }
 
-    long fencingToken(Long token) {
+    long fencingToken(BigDecimal token) {
         if (token == null) {
             throw FieldErrors.single("fencingToken", "is required");
         }
-        return token;
+        FieldErrors errors = new FieldErrors();
+        Long checked = errors.wholeWithin("fencingToken", token, 1, MAX_TOKEN);
+        errors.throwIfAny();
+        return checked;
     }
 
-    Integer renewTtl(Integer ttlSeconds) {
+    Integer renewTtl(BigDecimal ttlSeconds) {
         FieldErrors errors = new FieldErrors();
         Integer ttl = ttl(errors, "ttlSeconds", ttlSeconds, false);
         errors.throwIfAny();
@@ -158,7 +167,7 @@ class LeaseRequests {
 
     String revokeReason(RevokeRequest r) {
         FieldErrors errors = new FieldErrors();
-        String reason = printable(errors, "reason", r == null ? null : r.reason(), 512, true);
+        String reason = shownText(errors, "reason", r == null ? null : r.reason(), 512, true);
         errors.throwIfAny();
         return reason;
     }
@@ -172,7 +181,7 @@ class LeaseRequests {
     }
 
     LeaseStore.ListFilter list(String tenant, String program, String actor, String targetType, String target,
-                               String owner, String holder, String state, Integer limit, String cursor) {
+                               String owner, String holder, String state, String limit, String cursor) {
         FieldErrors errors = new FieldErrors();
         String normalizedProgram = program == null ? null : errors.check("program", () -> Names.normalize(program));
         String normalizedActor = actor == null ? null : errors.check("actor", () -> Names.normalize(actor));
@@ -199,7 +208,7 @@ class LeaseRequests {
             printable(errors, "owner", owner, 255, true);
         }
         if (holder != null) {
-            printable(errors, "holder", holder, 128, true);
+            shownText(errors, "holder", holder, 128, true);
         }
         LeaseStore.ListPosition before = cursor == null ? null : errors.check("cursor", () -> listPosition(cursor));
         errors.throwIfAny();
@@ -208,7 +217,7 @@ class LeaseRequests {
     }
 
     /** A page of a lease's history: {@code limit} and {@code cursor} by the list's rules, its own kind of cursor. */
-    AuditLog.PageRequest historyPage(Integer limit, String cursor) {
+    AuditLog.PageRequest historyPage(String limit, String cursor) {
         FieldErrors errors = new FieldErrors();
         int pageSize = pageSize(errors, limit);
         Long after = cursor == null ? null : errors.check("cursor", () -> {
@@ -224,15 +233,9 @@ class LeaseRequests {
     }
 
     /** A page's {@code limit}: leasekeeper.list.default-limit when absent, else within 1..max-limit (never clamped). */
-    private int pageSize(FieldErrors errors, Integer limit) {
-        if (limit == null) {
-            return page.defaultLimit();
-        }
-        if (limit < 1 || limit > page.maxLimit()) {
-            errors.reject("limit", "must be within 1.." + page.maxLimit());
-            return page.defaultLimit();
-        }
-        return limit;
+    private int pageSize(FieldErrors errors, String limit) {
+        Long size = limit == null ? null : errors.wholeWithin("limit", limit, 1, page.maxLimit());
+        return size == null ? page.defaultLimit() : size.intValue();
     }
 
     /** Why metadata cannot be stored as given (too deep, or text or a number jsonb cannot hold), or null. */
@@ -341,20 +344,28 @@ class LeaseRequests {
         return new LeaseKey(tenant, normalizedProgram, target, normalizedActor, normalizedOperation);
     }
 
-    private Integer ttl(FieldErrors errors, String field, Integer ttl, boolean required) {
+    private Integer ttl(FieldErrors errors, String field, BigDecimal ttl, boolean required) {
         if (ttl == null) {
             if (required) {
                 errors.reject(field, "is required");
             }
             return null;
         }
-        long min = limits.minTtl().toSeconds();
-        long max = limits.maxTtl().toSeconds();
-        if (ttl < min || ttl > max) {
-            errors.reject(field, "must be within " + min + ".." + max);
+        Long seconds = errors.wholeWithin(field, ttl, limits.minTtl().toSeconds(), limits.maxTtl().toSeconds());
+        return seconds == null ? null : seconds.intValue();
+    }
+
+    /**
+     * Text an operator reads as part of a lease (its holder, a revoke's reason): {@link #printable}, and no
+     * bidirectional formatting character, which would show it in another order than it is stored.
+     */
+    private static String shownText(FieldErrors errors, String field, String value, int max, boolean required) {
+        String text = printable(errors, field, value, max, required);
+        if (text != null && Text.hasBidiControl(text)) {
+            errors.reject(field, Text.NO_BIDI_CONTROLS);
             return null;
         }
-        return ttl;
+        return text;
     }
 
     /** 1..max characters with no control characters. */

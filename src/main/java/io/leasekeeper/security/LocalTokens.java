@@ -5,6 +5,7 @@ import com.nimbusds.jose.jwk.RSAKey;
 import com.nimbusds.jose.jwk.source.ImmutableJWKSet;
 import io.leasekeeper.config.LeasekeeperProperties;
 import io.leasekeeper.web.FieldErrors;
+import java.math.BigDecimal;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.security.NoSuchAlgorithmException;
@@ -48,7 +49,8 @@ import org.springframework.web.bind.annotation.RestController;
 @Profile("local")
 class LocalTokens {
 
-    record TokenRequest(String subject, String tenant, List<String> scopes, Integer ttlSeconds) {
+    /** {@code ttlSeconds} is any JSON number, so that every one out of range is told the range. */
+    record TokenRequest(String subject, String tenant, List<String> scopes, BigDecimal ttlSeconds) {
     }
 
     record TokenResponse(String accessToken, String tokenType, Instant expiresAt) {
@@ -157,14 +159,14 @@ class LocalTokens {
         }
 
         /** {@code ttlSeconds}, an hour when absent; 400 VALIDATION_FAILED outside 1 second to a day. */
-        private static Duration lifetime(Integer ttlSeconds) {
+        private static Duration lifetime(BigDecimal ttlSeconds) {
             if (ttlSeconds == null) {
                 return DEFAULT_LIFETIME;
             }
-            if (ttlSeconds < 1 || ttlSeconds > MAX_LIFETIME.toSeconds()) {
-                throw FieldErrors.single("ttlSeconds", "must be within 1.." + MAX_LIFETIME.toSeconds());
-            }
-            return Duration.ofSeconds(ttlSeconds);
+            FieldErrors errors = new FieldErrors();
+            Long seconds = errors.wholeWithin("ttlSeconds", ttlSeconds, 1, MAX_LIFETIME.toSeconds());
+            errors.throwIfAny();
+            return Duration.ofSeconds(seconds);
         }
     }
 }

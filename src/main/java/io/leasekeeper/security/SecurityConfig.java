@@ -128,12 +128,12 @@ class SecurityConfig implements WebMvcConfigurer {
         resolvers.add(new CallerResolver(properties.security().tenantClaim()));
     }
 
+    /** 401 UNAUTHENTICATED whose detail says why ({@link TokenRefusals}), with Spring's WWW-Authenticate header. */
     private static AuthenticationEntryPoint problemEntryPoint(JsonMapper json) {
         BearerTokenAuthenticationEntryPoint bearer = new BearerTokenAuthenticationEntryPoint();
         return (request, response, e) -> {
             bearer.commence(request, response, e);
-            write(json, request, response, ErrorCode.UNAUTHENTICATED,
-                    "A valid bearer token is required.");
+            write(json, request, response, ErrorCode.UNAUTHENTICATED, TokenRefusals.detail(e));
         };
     }
 

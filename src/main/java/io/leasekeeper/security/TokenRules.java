@@ -27,6 +27,9 @@ import org.springframework.security.oauth2.jwt.JwtValidators;
  * <li>an {@code aud} naming one of the configured audiences, when some are configured;</li>
  * <li>a tenant and a subject the service can use as names.</li>
  * </ul>
+ * Every refusal's description says, for the caller, which rule the token broke; it becomes the 401 problem's
+ * {@code detail} ({@link TokenRefusals}). It may name the token's times and this service's issuer and audiences,
+ * never the token itself.
  */
 final class TokenRules {
 
@@ -52,7 +55,35 @@ final class TokenRules {
             rules.add(audience(List.copyOf(audiences)));
         }
         rules.add(callerClaims(tenantClaim));
-        return JwtValidators.createDefaultWithValidators(rules);
+        OAuth2TokenValidator<Jwt> all = JwtValidators.createDefaultWithValidators(rules);
+        return jwt -> {
+            OAuth2TokenValidatorResult result = all.validate(jwt);
+            return result.hasErrors() ? OAuth2TokenValidatorResult.failure(result.getErrors().stream()
+                    .map(e -> reworded(e, jwt, issuer)).toList()) : result;
+        };
+    }
+
+    /**
+     * Spring's own validators (type, timestamps, issuer) describe a refusal for Spring's users ("Jwt expired at
+     * ...", "The iss claim is not valid"); this says it to the caller, in the words of this service's other rules.
+     * Their descriptions are the only thing that tells them apart, so the wording is pinned by SecurityTest.
+     */
+    private static OAuth2Error reworded(OAuth2Error error, Jwt jwt, String issuer) {
+        String said = error.getDescription() == null ? "" : error.getDescription();
+        String description;
+        if (said.startsWith("Jwt expired at")) {
+            description = "The token expired at " + jwt.getExpiresAt() + " (exp).";
+        } else if (said.startsWith("Jwt used before")) {
+            description = "The token is not valid before " + jwt.getNotBefore() + " (nbf).";
+        } else if (said.startsWith("the given typ value")) {
+            description = "The token's type (its typ header) is not one this service accepts: JWT, at+jwt or"
+                    + " application/at+jwt, or none.";
+        } else if (said.startsWith("The iss claim")) {
+            description = "The token was not issued by " + issuer + ", the issuer this service trusts (iss).";
+        } else {
+            return error;
+        }
+        return new OAuth2Error(error.getErrorCode(), description, error.getUri());
     }
 
     static OAuth2TokenValidatorResult expiryRequired(Jwt jwt) {
@@ -63,7 +94,8 @@ final class TokenRules {
         return jwt -> {
             List<String> aud = jwt.getAudience();
             return aud != null && !Collections.disjoint(aud, audiences) ? OAuth2TokenValidatorResult.success()
-                    : invalid("The token is not meant for this service (aud).");
+                    : invalid("The token is not meant for this service: its audience (aud) names none of "
+                            + String.join(", ", audiences) + ".");
         };
     }
 
@@ -72,12 +104,14 @@ final class TokenRules {
         return jwt -> {
             Object tenant = jwt.getClaims().get(tenantClaim);
             if (!(tenant instanceof String t) || !TENANT.matcher(t).matches()) {
-                return invalid("The token has no valid '" + tenantClaim + "' claim.");
+                return invalid("The token has no valid '" + tenantClaim + "' claim (the tenant: 1..63 characters of"
+                        + " A-Z a-z 0-9 . _ -, starting with a letter or digit).");
             }
             String subject = jwt.getSubject();
             if (subject == null || subject.isBlank() || subject.length() > 255
                     || Text.hasControlOrUnpaired(subject)) {
-                return invalid("The token has no valid subject.");
+                return invalid("The token has no valid subject (sub): 1..255 characters, not blank, no control"
+                        + " characters.");
             }
             return OAuth2TokenValidatorResult.success();
         };

@@ -31,9 +31,6 @@ import org.springframework.web.context.request.NativeWebRequest;
 import org.springframework.web.context.request.WebRequest;
 import org.springframework.web.method.annotation.MethodArgumentTypeMismatchException;
 import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExceptionHandler;
-import tools.jackson.core.JacksonException;
-import tools.jackson.core.TokenStreamContext;
-import tools.jackson.core.exc.StreamReadException;
 
 /**
  * The one place where failures become problem responses. A client mistake is always a 4xx with the
@@ -48,11 +45,6 @@ public class ApiProblems extends ResponseEntityExceptionHandler {
     private static final String DATABASE_RETRY_AFTER_SECONDS = "2";
     /** PostgreSQL's SQLSTATE for a lock wait ended by lock_timeout. */
     private static final String LOCK_NOT_AVAILABLE = "55P03";
-    /**
-     * How Jackson's strict duplicate detection (config.JsonConfig) words its refusal: it is a plain
-     * StreamReadException, told apart from malformed JSON only by its message.
-     */
-    private static final String DUPLICATE_MEMBER = "Duplicate Object property";
 
     @ExceptionHandler(ApiException.class)
     ResponseEntity<ProblemDetail> api(ApiException e, HttpServletRequest request) {
@@ -165,7 +157,7 @@ public class ApiProblems extends ResponseEntityExceptionHandler {
             return ResponseEntity.status(refused.status()).headers(headers)
                     .body(refused.problem(servletRequest(request)));
         }
-        return validationFailed(bodyError(e), headers, request);
+        return validationFailed(JsonBodies.error(e.getCause()), headers, request);
     }
 
     @Override
@@ -217,47 +209,6 @@ public class ApiProblems extends ResponseEntityExceptionHandler {
                 servletRequest);
         problem.setProperty("errors", List.of(error));
         return createResponseEntity(problem, headers, HttpStatus.BAD_REQUEST, request);
-    }
-
-    /** Names the JSON field at fault without echoing parser internals. */
-    private static FieldError bodyError(HttpMessageNotReadableException e) {
-        for (Throwable t = e.getCause(); t != null; t = t.getCause()) {
-            if (t instanceof StreamReadException s && s.processor() != null
-                    && s.getOriginalMessage().startsWith(DUPLICATE_MEMBER)) {
-                // The parser stopped at the second occurrence: its context names the member.
-                return new FieldError(path(s.processor().streamReadContext()), "appears more than once");
-            }
-            if (t instanceof JacksonException j) {
-                String path = path(j);
-                if (path.isEmpty()) {
-                    return new FieldError("body", "is not valid JSON of the expected shape");
-                }
-                return new FieldError(path, "has the wrong type or an out-of-range value");
-            }
-        }
-        return new FieldError("body", "is missing or not valid JSON");
-    }
-
-    /** The path of the member a parser is at, in the same form as a failure's path: {@code target.value}, {@code a[0].b}. */
-    private static String path(TokenStreamContext context) {
-        String path = "";
-        for (TokenStreamContext c = context; c != null && !c.inRoot(); c = c.getParent()) {
-            String separator = path.isEmpty() || path.startsWith("[") ? "" : ".";
-            path = (c.inArray() ? "[" + c.getCurrentIndex() + "]" : c.currentName()) + separator + path;
-        }
-        return path;
-    }
-
-    private static String path(JacksonException e) {
-        StringBuilder path = new StringBuilder();
-        for (JacksonException.Reference ref : e.getPath()) {
-            if (ref.getPropertyName() != null) {
-                path.append(path.isEmpty() ? "" : ".").append(ref.getPropertyName());
-            } else if (ref.getIndex() >= 0) {
-                path.append('[').append(ref.getIndex()).append(']');
-            }
-        }
-        return path.toString();
     }
 
     private static HttpServletRequest servletRequest(WebRequest request) {

@@ -25,6 +25,28 @@ class TargetNormalizationTest {
         assertThatIllegalArgumentException().isThrownBy(() -> Target.of(TargetType.OPAQUE, raw));
     }
 
+    /** Contract 1.2, "Keys that cannot deceive": U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069. */
+    @ParameterizedTest
+    @ValueSource(strings = {"\u061C", "\u200E", "\u200F", "\u202A", "\u202B", "\u202C", "\u202D", "\u202E",
+            "\u2066", "\u2067", "\u2068", "\u2069"})
+    void noBidiControlReachesAKeyAsIs(String control) {
+        assertThatIllegalArgumentException().isThrownBy(() -> Target.of(TargetType.OPAQUE, "invoice" + control + "fdp.txt"))
+                .withMessageStartingWith("must not contain bidirectional formatting characters");
+        // At the end of a value too: trimming strips whitespace, which these are not.
+        assertThatIllegalArgumentException().isThrownBy(() -> Target.of(TargetType.OPAQUE, "invoice" + control));
+        // A host refuses them by UTS #46; a URL's path shows them percent-encoded.
+        assertThatIllegalArgumentException().isThrownBy(() -> Target.of(TargetType.HOST, "exa" + control + "mple.com"));
+        assertThat(Target.of(TargetType.URL, "https://example.com/a" + control + "b").value())
+                .doesNotContain(control).containsPattern("/a%[0-9A-F]{2}%[0-9A-F]{2}(%[0-9A-F]{2})?b");
+    }
+
+    @Test
+    void invisibleCharactersThatReorderNothingAreKept() {
+        assertThat(Target.of(TargetType.OPAQUE, "a\u200Bb").value()).isEqualTo("a\u200Bb");
+        String technologist = "\uD83D\uDC69\u200D\uD83D\uDCBB";
+        assertThat(Target.of(TargetType.OPAQUE, technologist).value()).isEqualTo(technologist);
+    }
+
     @Test
     void opaqueValuesOver512CharactersAreRejected() {
         assertThatIllegalArgumentException().isThrownBy(() -> Target.of(TargetType.OPAQUE, "x".repeat(513)));

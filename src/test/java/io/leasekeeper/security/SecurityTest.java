@@ -2,11 +2,16 @@ package io.leasekeeper.security;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.nimbusds.jwt.SignedJWT;
 import io.leasekeeper.support.Api;
 import io.leasekeeper.support.IntegrationTest;
 import io.leasekeeper.support.TestTokens;
 import java.net.URI;
 import java.net.http.HttpRequest;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.Base64;
+import java.util.Date;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -108,11 +113,143 @@ class SecurityTest extends IntegrationTest {
     }
 
     private void assertUnauthenticated(String name, String token) {
+        refusalDetail(name, token);
+    }
+
+    /**
+     * The 401 problem's detail for a request with this token (null: none), checked to quote no part of the token:
+     * neither its header, its claims nor its signature, as they are sent.
+     */
+    private String refusalDetail(String name, String token) {
         Api.Response r = api.get("/v1/leases/" + leaseId, token);
         assertThat(r.status()).as(name).isEqualTo(401);
         assertThat(r.code()).as(name).isEqualTo("UNAUTHENTICATED");
         assertThat(r.header("WWW-Authenticate")).as(name).startsWith("Bearer");
         assertThat(r.header("Content-Type")).as(name).startsWith("application/problem+json");
+        String detail = r.body().get("detail").asString();
+        if (token != null) {
+            for (String part : token.split("\\.")) {
+                if (part.length() >= 8) {
+                    assertThat(r.raw()).as(name).doesNotContain(part.substring(0, 8));
+                }
+            }
+        }
+        return detail;
+    }
+
+    // Contract 1.2, "Keys that cannot deceive": a 401 says why, one reason each (issue 34).
+
+    @Test
+    void aRequestWithoutABearerTokenIsToldToSendOne() {
+        assertThat(refusalDetail("no Authorization header", null)).isEqualTo(TokenRefusals.MISSING);
+        Api.Response basic = api.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/leases"))
+                .header("Authorization", "Basic YWxpY2U6c2VjcmV0").GET(), null);
+        assertThat(basic.status()).isEqualTo(401);
+        assertThat(basic.body().get("detail").asString()).isEqualTo(TokenRefusals.MISSING);
+    }
+
+    @Test
+    void aBearerTokenThatIsNoJwtIsToldItIsMalformed() {
+        for (String token : List.of("not-a-jwt", "aGVsbG8.d29ybGQ.c2lnbmF0dXJl", "x.y")) {
+            assertThat(refusalDetail(token, token)).as(token).isEqualTo(TokenRefusals.MALFORMED);
+        }
+    }
+
+    @Test
+    void anUnsignedTokenIsToldThatOnlySignedOnesAreAccepted() {
+        Base64.Encoder base64 = Base64.getUrlEncoder().withoutPadding();
+        String unsigned = base64.encodeToString("{\"alg\":\"none\"}".getBytes(StandardCharsets.UTF_8)) + "."
+                + base64.encodeToString(("{\"sub\":\"alice\",\"tenant\":\"" + tenant + "\",\"scope\":\"leases:write\"}")
+                .getBytes(StandardCharsets.UTF_8)) + ".";
+        assertThat(refusalDetail("alg none", unsigned)).isEqualTo(TokenRefusals.UNSIGNED);
+    }
+
+    @Test
+    void anAuthorizationHeaderThatHoldsNoBearerTokenIsToldHowToWriteOne() {
+        Api.Response r = api.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/leases"))
+                .header("Authorization", "Bearer secret-with-a-space inside").GET(), null);
+        assertThat(r.status()).isEqualTo(401);
+        assertThat(r.code()).isEqualTo("UNAUTHENTICATED");
+        assertThat(r.body().get("detail").asString()).isEqualTo(TokenRefusals.MALFORMED_HEADER);
+        assertThat(r.raw()).doesNotContain("secret-with");
+    }
+
+    @Test
+    void anExpiredTokenIsToldWhenItExpired() throws Exception {
+        String token = TestTokens.expired("alice", tenant, TestTokens.WRITE);
+        Instant expiry = SignedJWT.parse(token).getJWTClaimsSet().getExpirationTime().toInstant();
+        assertThat(refusalDetail("expired", token)).isEqualTo("The token expired at " + expiry + " (exp).");
+    }
+
+    @Test
+    void aTokenNotYetValidIsToldFromWhen() throws Exception {
+        String token = TestTokens.with("alice", tenant, TestTokens.WRITE,
+                c -> c.notBeforeTime(new Date(System.currentTimeMillis() + 3_600_000)));
+        Instant notBefore = SignedJWT.parse(token).getJWTClaimsSet().getNotBeforeTime().toInstant();
+        assertThat(refusalDetail("nbf in an hour", token)).isEqualTo("The token is not valid before " + notBefore + " (nbf).");
+    }
+
+    @Test
+    void aTokenWithoutExpiryIsToldSo() {
+        assertThat(refusalDetail("no exp", TestTokens.with("alice", tenant, TestTokens.WRITE, c -> c.expirationTime(null))))
+                .isEqualTo("The token has no expiry (exp).");
+    }
+
+    @Test
+    void aTokenOfAnotherIssuerIsToldTheIssuerThisServiceTrusts() {
+        String expected = "The token was not issued by " + TestTokens.ISSUER + ", the issuer this service trusts (iss).";
+        assertThat(refusalDetail("another iss", TestTokens.with("alice", tenant, TestTokens.WRITE,
+                c -> c.issuer("https://elsewhere.example.test")))).isEqualTo(expected);
+        assertThat(refusalDetail("no iss", TestTokens.with("alice", tenant, TestTokens.WRITE, c -> c.issuer(null))))
+                .isEqualTo(expected);
+    }
+
+    @Test
+    void aTokenForAnotherAudienceIsToldTheAudiencesThisServiceAccepts() {
+        String expected = "The token is not meant for this service: its audience (aud) names none of "
+                + TestTokens.AUDIENCE + ".";
+        assertThat(refusalDetail("aud of another API", TestTokens.with("alice", tenant, TestTokens.WRITE,
+                c -> c.audience("https://billing.example.test")))).isEqualTo(expected);
+        assertThat(refusalDetail("no aud", TestTokens.with("alice", tenant, TestTokens.WRITE,
+                c -> c.audience((String) null)))).isEqualTo(expected);
+    }
+
+    @Test
+    void aTokenWithoutAValidTenantIsToldWhichClaimAndItsRule() {
+        String expected = "The token has no valid 'tenant' claim (the tenant: 1..63 characters of A-Z a-z 0-9 . _ -,"
+                + " starting with a letter or digit).";
+        assertThat(refusalDetail("no tenant", TestTokens.withoutTenant("alice", TestTokens.WRITE))).isEqualTo(expected);
+        assertThat(refusalDetail("bad tenant", TestTokens.token("alice", "bad tenant/", TestTokens.WRITE)))
+                .isEqualTo(expected);
+    }
+
+    @Test
+    void aTokenWithoutASubjectIsToldSo() {
+        assertThat(refusalDetail("no sub", TestTokens.with(null, tenant, TestTokens.WRITE, c -> c)))
+                .startsWith("The token has no valid subject (sub)");
+    }
+
+    @Test
+    void aTokenNoTrustedKeyVerifiesIsToldItsSignatureDoesNotVerify() {
+        assertThat(refusalDetail("unknown key", TestTokens.signedByUnknownKey("alice", tenant, TestTokens.WRITE)))
+                .isEqualTo(TokenRefusals.NOT_VERIFIED);
+        assertThat(refusalDetail("HS256 keyed with the public key",
+                TestTokens.hs256KeyedWithThePublicKey("alice", tenant, TestTokens.WRITE))).isEqualTo(TokenRefusals.NOT_VERIFIED);
+    }
+
+    @Test
+    void aTokenOfAnotherTypeIsToldTheTypesThisServiceAccepts() {
+        assertThat(refusalDetail("id+jwt", TestTokens.ofType("id+jwt", "alice", tenant, TestTokens.READ)))
+                .isEqualTo("The token's type (its typ header) is not one this service accepts: JWT, at+jwt or"
+                        + " application/at+jwt, or none.");
+    }
+
+    @Test
+    void everyReasonATokenBrokeIsSaid() {
+        String token = TestTokens.with("alice", tenant, TestTokens.WRITE,
+                c -> c.issuer("https://elsewhere.example.test").audience("https://billing.example.test"));
+        assertThat(refusalDetail("issuer and audience", token))
+                .contains("(iss)").contains("(aud)");
     }
 
     @Test
