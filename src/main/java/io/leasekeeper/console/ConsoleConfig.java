@@ -13,6 +13,7 @@ import org.springframework.core.io.ClassPathResource;
 import org.springframework.core.io.Resource;
 import org.springframework.http.CacheControl;
 import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
 import org.springframework.security.config.annotation.web.builders.HttpSecurity;
 import org.springframework.security.config.http.SessionCreationPolicy;
@@ -76,8 +77,11 @@ class ConsoleConfig {
                         .location(URI.create("/console/")).build())
                 .GET(FAVICON, request -> ServerResponse.status(HttpStatus.FOUND)
                         .location(URI.create("/console/favicon.svg")).build())
-                .resource(RequestPredicates.path("/console/"), PAGE, revalidate)
-                .resources("/console/**", FILES, revalidate)
+                // Files are read, nothing else: another method finds no route and gets the API's 404 problem (the
+                // resource handler itself would answer 405 with no body).
+                .nest(RequestPredicates.method(HttpMethod.GET).or(RequestPredicates.method(HttpMethod.HEAD)),
+                        files -> files.resource(RequestPredicates.path("/console/"), PAGE, revalidate)
+                                .resources("/console/**", FILES, revalidate))
                 .build();
     }
 

@@ -98,6 +98,9 @@ class ContainerRefusalsTest extends IntegrationTest {
         RawHttp.Answer trace = send("TRACE", "/v1/leases", w, List.of(), null);
         assertRefused(trace, 405, "METHOD_NOT_ALLOWED");
         assertThat(trace.json().get("instance").asString()).isEqualTo("/v1/leases");
+        // The console's files are read only; another method is a problem like any route's.
+        assertRefused(send("POST", "/console/index.html", w, List.of("Content-Type: application/json"), "{}"), 404,
+                "NOT_FOUND");
         // The console's files are no API: a Range they cannot serve is a plain 416 of theirs.
         assertThat(send("GET", "/console/index.html", null, List.of("Range: bytes=zz"), null).status()).isEqualTo(416);
         assertRefused(RawHttp.send(port, "POST /v1/leases HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
