@@ -17,14 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class TenantBusyTest {
 
-    private static final String LEASE = """
-            {"leaseId": "3f0c6f8e-0000-4000-8000-000000000001", "key": "t/default/opaque:k/a", "tenant": "t",
-             "program": "default", "target": {"type": "opaque", "value": "k"}, "actor": "a", "operation": null,
-             "owner": "o", "holder": "h", "fencingToken": 7, "state": "active",
-             "acquiredAt": "2026-12-05T00:00:00.000Z", "renewedAt": null, "expiresAt": "2026-12-05T00:00:30.000Z",
-             "maxExpiresAt": "2026-12-06T00:00:00.000Z", "endedAt": null, "endReason": null, "ttlSeconds": 30,
-             "maxLifetimeSeconds": 86400, "lockDelaySeconds": 0, "remainingMs": 30000,
-             "serverTime": "2026-12-05T00:00:00.000Z", "jobId": null, "traceId": null, "metadata": {}}""";
+    private static final String LEASE = AotTraining.LEASE;
 
     private final List<String> idempotencyKeys = new CopyOnWriteArrayList<>();
     private final StandardStreams streams = new StandardStreams();
