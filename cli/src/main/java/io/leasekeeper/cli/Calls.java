@@ -168,8 +168,9 @@ final class Calls {
         }
     }
 
-    /** The key's options, {@code --operation} too, are filters here: each one given narrows the list, none is required. */
-    @Command(name = "list", description = "Print a page of the tenant's leases, newest first, as {\"items\": [...], \"nextCursor\": ...}.",
+    /** The key's options, {@code --operation} too, are filters here: each one given narrows the list; none is required. */
+    @Command(name = "list",
+            description = "Print a page of the tenant's leases, newest first, as {\"items\": [...], \"nextCursor\": ...}.",
             footer = "  leasekeeper list --actor indexer --operation reindex --state any --limit 20")
     static final class ListLeases extends Call {
         @Option(names = "--program", paramLabel = "NAME", description = "only this program's (default: any)")
@@ -179,16 +180,19 @@ final class Calls {
         @Option(names = "--target", paramLabel = "TYPE:VALUE",
                 description = "only this target's, e.g. opaque:repo/main (only the first ':' splits; default: any)")
         String target;
-        @Option(names = "--operation", paramLabel = "NAME", description = "only this operation class's (default: any)")
+        @Option(names = "--operation", paramLabel = "NAME",
+                description = "only this operation class's (default: any, or none)")
         String operation;
-        @Option(names = "--owner", paramLabel = "TEXT", description = "only leases acquired by this subject (default: any)")
+        @Option(names = "--owner", paramLabel = "TEXT",
+                description = "only leases acquired by this subject (default: any)")
         String owner;
         @Option(names = "--holder", paramLabel = "TEXT", description = "only this holder's (default: any)")
         String holder;
         @Option(names = "--state", paramLabel = "STATE",
                 description = "active (default), released, expired, revoked or any")
         String state;
-        @Option(names = "--limit", paramLabel = "N", description = "leases per page, 1 to 1000 (default: the service's, 100)")
+        @Option(names = "--limit", paramLabel = "N",
+                description = "leases per page, 1 to 1000 (default: the service's, 100)")
         Integer limit;
         @Option(names = "--cursor", paramLabel = "TEXT", description = "the nextCursor of the previous page")
         String cursor;

@@ -16,8 +16,9 @@ import picocli.CommandLine.Command;
         subcommands = {RunCommand.class, Calls.Acquire.class, Calls.Renew.class, Calls.Release.class,
                 Calls.Inspect.class, Calls.Current.class, Calls.ListLeases.class, Calls.History.class,
                 Calls.Revoke.class, Calls.Watch.class, CommandLine.HelpCommand.class},
-        exitCodeListHeading = HelpText.EXIT_STATUSES, exitCodeList = {HelpText.COMMAND_STATUS, HelpText.BUSY_RUN, HelpText.LOST,
-                HelpText.USAGE, HelpText.DATA, HelpText.UNAVAILABLE, HelpText.NO_PERMISSION, HelpText.SOFTWARE},
+        exitCodeListHeading = HelpText.EXIT_STATUSES, exitCodeList = {HelpText.COMMAND_STATUS, HelpText.BUSY_RUN,
+                HelpText.LOST, HelpText.USAGE, HelpText.DATA, HelpText.UNAVAILABLE, HelpText.NO_PERMISSION,
+                HelpText.SOFTWARE},
         footerHeading = HelpText.EXAMPLE, footer = {"  leasekeeper help run",
                 "  leasekeeper run --target opaque:billing/nightly --actor invoicer -- ./invoice.sh",
                 "", "Each command's options, exit statuses and an example: leasekeeper help COMMAND,"

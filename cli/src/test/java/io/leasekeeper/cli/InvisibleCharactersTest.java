@@ -51,8 +51,8 @@ class InvisibleCharactersTest {
     void theBusyLineShowsTheHoldersInvisibleCharactersEscaped(@TempDir Path dir) throws IOException {
         service = ScriptedService.answering(409, "application/problem+json", LEASE_HELD);
 
-        int status = Leasekeeper.execute("run", "--url", service.url(), "--target", "opaque:k", "--actor", "a", "--holder",
-                "h", "--", "touch", dir.resolve("ran").toString());
+        int status = Leasekeeper.execute("run", "--url", service.url(), "--target", "opaque:k", "--actor", "a",
+                "--holder", "h", "--", "touch", dir.resolve("ran").toString());
 
         assertThat(status).isEqualTo(Exit.BUSY);
         assertThat(streams.err()).startsWith("leasekeeper: the key is busy: 409 LEASE_HELD")
