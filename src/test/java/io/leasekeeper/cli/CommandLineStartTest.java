@@ -72,7 +72,7 @@ class CommandLineStartTest extends CommandLineTest {
             return 0;
         }
         try (Stream<Path> files = Files.list(cacheDir)) {
-            return files.filter(f -> f.getFileName().toString().matches("cli-\\d+\\.aot")).count();
+            return files.filter(f -> f.getFileName().toString().matches("cli-\\d+-\\d+\\.aot")).count();
         }
     }
 
