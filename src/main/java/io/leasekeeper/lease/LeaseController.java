@@ -206,12 +206,13 @@ class LeaseController {
     @ProblemCodes(VALIDATION_FAILED)
     Page list(@RequestParam(required = false) String program, @RequestParam(required = false) String actor,
               @RequestParam(required = false) String targetType, @RequestParam(required = false) String target,
+              @RequestParam(required = false) String operation,
               @RequestParam(required = false) String owner, @RequestParam(required = false) String holder,
               @RequestParam(required = false) String state,
               @Parameter(schema = @Schema(type = "integer")) @RequestParam(required = false) String limit,
               @RequestParam(required = false) String cursor, Caller caller) {
-        LeaseStore.ListFilter filter = requests.list(caller.tenant(), program, actor, targetType, target, owner,
-                holder, state, limit, cursor);
+        LeaseStore.ListFilter filter = requests.list(caller.tenant(), program, actor, targetType, target, operation,
+                owner, holder, state, limit, cursor);
         List<LeaseStore.AtTime> rows = store.listPageAndOneMore(filter);
         boolean more = rows.size() > filter.limit();
         List<LeaseView> items = rows.stream().limit(filter.limit())

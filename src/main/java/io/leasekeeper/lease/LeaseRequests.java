@@ -181,10 +181,13 @@ class LeaseRequests {
     }
 
     LeaseStore.ListFilter list(String tenant, String program, String actor, String targetType, String target,
-                               String owner, String holder, String state, String limit, String cursor) {
+                               String operation, String owner, String holder, String state, String limit,
+                               String cursor) {
         FieldErrors errors = new FieldErrors();
         String normalizedProgram = program == null ? null : errors.check("program", () -> Names.normalize(program));
         String normalizedActor = actor == null ? null : errors.check("actor", () -> Names.normalize(actor));
+        String normalizedOperation = operation == null ? null
+                : errors.check("operation", () -> Names.normalize(operation));
         TargetType requestedType = targetType == null ? null
                 : errors.check("targetType", () -> TargetType.parse(targetType));
         TargetType type = requestedType;
@@ -213,7 +216,8 @@ class LeaseRequests {
         LeaseStore.ListPosition before = cursor == null ? null : errors.check("cursor", () -> listPosition(cursor));
         errors.throwIfAny();
         return new LeaseStore.ListFilter(tenant, normalizedProgram, normalizedActor,
-                type == null ? null : type.wireName(), targetValue, owner, holder, effectiveState, before, pageSize);
+                type == null ? null : type.wireName(), targetValue, normalizedOperation, owner, holder, effectiveState,
+                before, pageSize);
     }
 
     /** A page of a lease's history: {@code limit} and {@code cursor} by the list's rules, its own kind of cursor. */

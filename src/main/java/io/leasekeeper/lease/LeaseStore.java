@@ -349,6 +349,7 @@ class LeaseStore {
               AND (CAST(:actor AS text) IS NULL OR k.actor = :actor)
               AND (CAST(:targetType AS text) IS NULL OR k.target_type = :targetType)
               AND (CAST(:targetValue AS text) IS NULL OR k.target_value = :targetValue)
+              AND (CAST(:operation AS text) IS NULL OR k.operation = :operation)
               AND (CAST(:owner AS text) IS NULL OR l.owner = :owner)
               AND (CAST(:holder AS text) IS NULL OR l.holder = :holder)
               AND (CAST(:state AS text) IS NULL OR
@@ -424,7 +425,7 @@ class LeaseStore {
     }
 
     record ListFilter(String tenant, String program, String actor, String targetType, String targetValue,
-                      String owner, String holder, String state, ListPosition before, int limit) {
+                      String operation, String owner, String holder, String state, ListPosition before, int limit) {
     }
 
     /**
@@ -678,6 +679,7 @@ class LeaseStore {
                 .param("actor", f.actor())
                 .param("targetType", f.targetType())
                 .param("targetValue", f.targetValue())
+                .param("operation", f.operation())
                 .param("owner", f.owner())
                 .param("holder", f.holder())
                 .param("state", f.state())

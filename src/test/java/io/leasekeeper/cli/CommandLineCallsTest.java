@@ -68,6 +68,54 @@ class CommandLineCallsTest extends CommandLineTest {
     }
 
     @Test
+    void listTakesTheKeysOperationAsEveryOtherKeyCommandDoes() throws Exception {
+        Cli alice = cli(writer("alice"));
+        String sync = json(alice.run("acquire", "--target", "opaque:repo", "--actor", "indexer", "--operation",
+                "Sync")).get("leaseId").asString();
+        json(alice.run("acquire", "--target", "opaque:repo", "--actor", "indexer", "--operation", "reindex"));
+        json(alice.run("acquire", "--target", "opaque:repo", "--actor", "indexer"));
+
+        JsonNode synced = json(alice.run("list", "--actor", "indexer", "--operation", "sync"));
+        JsonNode all = json(alice.run("list", "--actor", "indexer"));
+        Cli.Ended badName = alice.run("list", "--operation", "not a name!");
+
+        assertThat(synced.get("items")).singleElement().satisfies(lease ->
+                assertThat(lease.get("leaseId").asString()).isEqualTo(sync));
+        assertThat(all.get("items")).as("without --operation, every operation and none").hasSize(3);
+        assertThat(badName.status()).isEqualTo(65);
+        assertThat(badName.errLines()).singleElement().satisfies(line -> assertThat(line)
+                .startsWith("leasekeeper: 400 VALIDATION_FAILED").contains("operation"));
+    }
+
+    @Test
+    void theLaunchersHelpAnswersForEveryCommandEvenAfterOtherOptions() throws Exception {
+        Cli alice = cli(writer("alice"));
+        for (String[] asking : new String[][] {{"run", "--help"}, {"revoke", "--help"}, {"acquire", "-h"},
+                {"help", "run"}, {"run", "--target", "opaque:x", "--help"}, {"list", "--operation", "x", "-h"}}) {
+            Cli.Ended help = alice.run(asking);
+
+            assertThat(help.status()).as(String.join(" ", asking)).isZero();
+            assertThat(help.err()).as(String.join(" ", asking)).isEmpty();
+            assertThat(help.out()).as(String.join(" ", asking)).startsWith("Usage: leasekeeper " + asking[0].replace(
+                    "help", asking[1])).contains("Exit statuses:", "Example:");
+        }
+    }
+
+    @Test
+    void invisibleCharactersAreEscapedOnStandardErrorAndExactInStandardOutputsJsonUnderAnyLocale() throws Exception {
+        acquire(writer("bob"), "nightly", "report", "pod\u200B-b", 60);
+        Cli cLocale = cli(writer("alice")).withEnvironment("LC_ALL", "C").withEnvironment("LANG", "C");
+
+        Cli.Ended busy = cLocale.run("acquire", "--target", "opaque:nightly", "--actor", "report");
+        Cli.Ended current = cLocale.run("current", "--target", "opaque:nightly", "--actor", "report");
+
+        assertThat(busy.status()).isEqualTo(75);
+        assertThat(busy.errLines()).singleElement().satisfies(line -> assertThat(line)
+                .contains("holder pod\\u200B-b,").doesNotContain("\u200B"));
+        assertThat(json(current).get("holder").asString()).isEqualTo("pod\u200B-b");
+    }
+
+    @Test
     void anAcquireOfABusyKeyExitsSeventyFive() throws Exception {
         acquire(writer("bob"), "nightly", "report", "pod-b", 60);
 

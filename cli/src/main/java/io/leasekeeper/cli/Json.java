@@ -33,9 +33,17 @@ final class Json {
     private Json() {
     }
 
+    /**
+     * One line of JSON in UTF-8 (RFC 8259), whatever the locale: standard output's own encoding would turn every
+     * character it lacks into {@code ?} (all but ASCII under {@code LANG=C}, as in cron), and the answer would no
+     * longer be the service's.
+     */
     static void print(Object answer) {
         try {
-            System.out.println(JSON.writeValueAsString(answer));
+            byte[] line = JSON.writeValueAsBytes(answer);
+            System.out.write(line, 0, line.length);
+            System.out.write('\n');
+            System.out.flush();
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("cannot write the answer as JSON", e);
         }

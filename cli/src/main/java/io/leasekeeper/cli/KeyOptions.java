@@ -12,10 +12,10 @@ final class KeyOptions {
     CommandLine.Model.CommandSpec spec;
 
     @Option(names = "--target", required = true, paramLabel = "TYPE:VALUE",
-            description = "the target, e.g. opaque:repo/main or url:https://example.com/x (only the first ':' splits)")
+            description = "required: the target, e.g. opaque:repo/main (only the first ':' splits)")
     String target;
 
-    @Option(names = "--actor", required = true, paramLabel = "NAME", description = "the actor")
+    @Option(names = "--actor", required = true, paramLabel = "NAME", description = "required: the actor")
     String actor;
 
     @Option(names = "--program", paramLabel = "NAME", description = "the program (default: the service's 'default')")

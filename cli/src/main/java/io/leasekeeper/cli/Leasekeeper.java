@@ -15,7 +15,14 @@ import picocli.CommandLine.Command;
         description = "Leases with fencing tokens from a Leasekeeper service.",
         subcommands = {RunCommand.class, Calls.Acquire.class, Calls.Renew.class, Calls.Release.class,
                 Calls.Inspect.class, Calls.Current.class, Calls.ListLeases.class, Calls.History.class,
-                Calls.Revoke.class, Calls.Watch.class})
+                Calls.Revoke.class, Calls.Watch.class, CommandLine.HelpCommand.class},
+        exitCodeListHeading = HelpText.EXIT_STATUSES, exitCodeList = {HelpText.COMMAND_STATUS, HelpText.BUSY_RUN,
+                HelpText.LOST, HelpText.USAGE, HelpText.DATA, HelpText.UNAVAILABLE, HelpText.NO_PERMISSION,
+                HelpText.SOFTWARE},
+        footerHeading = HelpText.EXAMPLE, footer = {"  leasekeeper help run",
+                "  leasekeeper run --target opaque:billing/nightly --actor invoicer -- ./invoice.sh",
+                "", "Each command's options, exit statuses and an example: leasekeeper help COMMAND,"
+                        + " or leasekeeper COMMAND --help."})
 public final class Leasekeeper implements Runnable {
 
     @CommandLine.Spec
@@ -33,8 +40,13 @@ public final class Leasekeeper implements Runnable {
 
     static int execute(String... args) {
         CommandLine cli = new CommandLine(new Leasekeeper());
-        cli.setParameterExceptionHandler((e, ignored) -> {
-            diagnose(e.getMessage() + " (see " + e.getCommandLine().getCommandSpec().qualifiedName() + " --help)");
+        cli.setParameterExceptionHandler((e, arguments) -> {
+            CommandLine failed = e.getCommandLine();
+            if (HelpText.asked(arguments)) {
+                failed.usage(failed.getOut());
+                return 0;
+            }
+            diagnose(e.getMessage() + " (see " + failed.getCommandSpec().qualifiedName() + " --help)");
             return Exit.USAGE;
         });
         cli.setExecutionExceptionHandler((e, ignored, parsed) -> failed(e));
@@ -59,10 +71,15 @@ public final class Leasekeeper implements Runnable {
         return Exit.SOFTWARE;
     }
 
-    /** One line on standard error. */
+    /**
+     * One line on standard error, read by a person: a line break in {@code message} becomes a space, and every
+     * character that does not show itself, or that standard error's encoding cannot write ({@link Visible}), is
+     * written as its escape, so that a key, holder or reason reads as it is stored.
+     */
     static void diagnose(String message) {
         PrintWriter err = new PrintWriter(System.err, true);
-        err.println("leasekeeper: " + message.replace('\n', ' '));
+        err.println("leasekeeper: " + Visible.of(message.replace("\r\n", " ").replace('\n', ' '),
+                Visible.standardError()));
     }
 
     static final class Version implements CommandLine.IVersionProvider {

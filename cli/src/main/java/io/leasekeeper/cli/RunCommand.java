@@ -30,7 +30,14 @@ import sun.misc.Signal;
  *       {@code leasekeeper} are passed on to COMMAND, which ends the same way.</li>
  * </ol>
  */
-@Command(name = "run", description = "Run COMMAND while holding a lease on the key; stop it when the lease is lost.")
+@Command(name = "run", description = "Run COMMAND while holding a lease on the key; stop it when the lease is lost.",
+        mixinStandardHelpOptions = true, versionProvider = Leasekeeper.Version.class,
+        exitCodeListHeading = HelpText.EXIT_STATUSES, exitCodeList = {HelpText.COMMAND_STATUS, HelpText.BUSY_RUN,
+                HelpText.LOST, HelpText.USAGE, HelpText.DATA, HelpText.UNAVAILABLE, HelpText.NO_PERMISSION,
+                HelpText.SOFTWARE},
+        footerHeading = HelpText.EXAMPLE,
+        footer = {"  leasekeeper run --target opaque:billing/nightly --actor invoicer \\",
+                "      --ttl 2m --wait 5m -- ./invoice.sh"})
 final class RunCommand implements Callable<Integer> {
 
     @Mixin

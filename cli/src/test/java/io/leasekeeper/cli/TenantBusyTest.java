@@ -2,18 +2,11 @@ package io.leasekeeper.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
-import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -24,36 +17,17 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class TenantBusyTest {
 
-    private static final String LEASE = """
-            {"leaseId": "3f0c6f8e-0000-4000-8000-000000000001", "key": "t/default/opaque:k/a", "tenant": "t",
-             "program": "default", "target": {"type": "opaque", "value": "k"}, "actor": "a", "operation": null,
-             "owner": "o", "holder": "h", "fencingToken": 7, "state": "active",
-             "acquiredAt": "2026-12-05T00:00:00.000Z", "renewedAt": null, "expiresAt": "2026-12-05T00:00:30.000Z",
-             "maxExpiresAt": "2026-12-06T00:00:00.000Z", "endedAt": null, "endReason": null, "ttlSeconds": 30,
-             "maxLifetimeSeconds": 86400, "lockDelaySeconds": 0, "remainingMs": 30000,
-             "serverTime": "2026-12-05T00:00:00.000Z", "jobId": null, "traceId": null, "metadata": {}}""";
+    private static final String LEASE = AotTraining.LEASE;
 
     private final List<String> idempotencyKeys = new CopyOnWriteArrayList<>();
-    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
-    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
-    private PrintStream stdout;
-    private PrintStream stderr;
-    private HttpServer server;
-
-    @BeforeEach
-    void captureStandardStreams() {
-        stdout = System.out;
-        stderr = System.err;
-        System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-    }
+    private final StandardStreams streams = new StandardStreams();
+    private ScriptedService server;
 
     @AfterEach
     void restore() {
-        System.setOut(stdout);
-        System.setErr(stderr);
+        streams.close();
         if (server != null) {
-            server.stop(0);
+            server.close();
         }
     }
 
@@ -65,7 +39,7 @@ class TenantBusyTest {
                 "--holder", "h");
 
         assertThat(status).isZero();
-        assertThat(out.toString(StandardCharsets.UTF_8))
+        assertThat(streams.out())
                 .contains("\"leaseId\":\"3f0c6f8e-0000-4000-8000-000000000001\"").contains("\"fencingToken\":7");
         assertThat(idempotencyKeys).hasSize(3);
         assertThat(idempotencyKeys.stream().distinct()).hasSize(1);
@@ -79,8 +53,8 @@ class TenantBusyTest {
                 "--holder", "h");
 
         assertThat(status).isEqualTo(70);
-        assertThat(out.toString(StandardCharsets.UTF_8)).isEmpty();
-        assertThat(err.toString(StandardCharsets.UTF_8)).startsWith("leasekeeper: 429 TENANT_BUSY");
+        assertThat(streams.out()).isEmpty();
+        assertThat(streams.err()).startsWith("leasekeeper: 429 TENANT_BUSY");
         assertThat(idempotencyKeys).hasSize(4); // the library's default attempts, under one key
         assertThat(idempotencyKeys.stream().distinct()).hasSize(1);
     }
@@ -97,35 +71,25 @@ class TenantBusyTest {
 
         assertThat(status).isEqualTo(70);
         assertThat(ran).doesNotExist();
-        assertThat(err.toString(StandardCharsets.UTF_8)).startsWith("leasekeeper: 429 TENANT_BUSY");
+        assertThat(streams.err()).startsWith("leasekeeper: 429 TENANT_BUSY");
     }
 
     /** Answers the first {@code times} acquires 429 TENANT_BUSY (Retry-After 0, to keep the test short), then 201. */
     private void serveTenantBusy(int times) throws IOException {
-        server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-        server.createContext("/", exchange -> {
+        server = new ScriptedService(exchange -> {
             exchange.getRequestBody().readAllBytes();
             idempotencyKeys.add(exchange.getRequestHeaders().getFirst("Idempotency-Key"));
             if (idempotencyKeys.size() <= times) {
                 exchange.getResponseHeaders().add("Retry-After", "0");
-                answer(exchange, 429, "application/problem+json",
+                ScriptedService.answer(exchange, 429, "application/problem+json",
                         "{\"status\": 429, \"code\": \"TENANT_BUSY\", \"title\": \"Tenant busy\"}");
             } else {
-                answer(exchange, 201, "application/json", LEASE);
+                ScriptedService.answer(exchange, 201, "application/json", LEASE);
             }
         });
-        server.start();
     }
 
     private String url() {
-        return "http://127.0.0.1:" + server.getAddress().getPort();
-    }
-
-    private static void answer(HttpExchange exchange, int status, String type, String body) throws IOException {
-        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-        exchange.getResponseHeaders().add("Content-Type", type);
-        exchange.sendResponseHeaders(status, bytes.length);
-        exchange.getResponseBody().write(bytes);
-        exchange.close();
+        return server.url();
     }
 }

@@ -377,6 +377,7 @@ public final class LeasekeeperClient {
         putQuery(query, "actor", q.actor());
         putQuery(query, "targetType", q.targetType());
         putQuery(query, "target", q.target());
+        putQuery(query, "operation", q.operation());
         putQuery(query, "owner", q.owner());
         putQuery(query, "holder", q.holder());
         putQuery(query, "state", q.state());
