@@ -120,7 +120,9 @@ class ServiceFuzzTest {
 
         Statistics.label("outcome").collect(answer.status() < 400 ? "success" : answer.status() + " " + answer.code());
         assertThat(answer.status()).as(call.description()).isLessThan(500);
-        if (answer.status() >= 400 && !call.head()) {
+        // The console's files are no API: a Range they cannot serve is their file handler's plain 416.
+        boolean consoleRange = answer.status() == 416 && call.description().startsWith("GET /console/");
+        if (answer.status() >= 400 && !call.head() && !consoleRange) {
             assertThat(answer.isProblem()).as("%s%n-> %s %s", call, answer.headers(), answer.body()).isTrue();
         }
     }
