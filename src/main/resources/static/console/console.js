@@ -451,17 +451,24 @@
   async function loadStory() {
     let lease;
     let events;
-    let keyLeases;
     try {
       lease = await api('GET', '/v1/leases/' + storyLeaseId);
       events = await allEvents(storyLeaseId);
+    } catch (error) {
+      showProblem(error);
+      return;
+    }
+    // A key stored before revision 1.2 may hold a character the list's filter now refuses (a bidi control):
+    // the story is told without the key's other leases then, and says why.
+    let keyLeases = null;
+    let keyLeasesRefused = null;
+    try {
       keyLeases = await api('GET', '/v1/leases?' + query({
         state: 'any', program: lease.program, actor: lease.actor, targetType: lease.target.type,
         target: lease.target.value, limit: 100
       }));
     } catch (error) {
-      showProblem(error);
-      return;
+      keyLeasesRefused = error;
     }
     clearProblem();
     storyLease = lease;
@@ -486,6 +493,12 @@
       el('dd', {}, shownValue)]));
     $('revoke-form').hidden = !(isAdmin() && lease.state === 'active');
     $('timeline').replaceChildren(...timeline(events, clock));
+    if (keyLeasesRefused) {
+      const problem = keyLeasesRefused.problem || {};
+      $('key-leases').tBodies[0].replaceChildren(el('tr', {}, el('td', {colSpan: 6},
+        'The key\'s leases cannot be listed: ' + (problem.detail || problem.title || keyLeasesRefused.message))));
+      return;
+    }
     const sameKey = keyLeases.items.filter((other) => other.operation === lease.operation);
     $('key-leases').tBodies[0].replaceChildren(...sameKey.map((other) => el('tr',
       other.leaseId === lease.leaseId ? {'aria-current': 'true', className: 'current'} : {},

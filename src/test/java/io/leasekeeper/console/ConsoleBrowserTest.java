@@ -376,7 +376,9 @@ class ConsoleBrowserTest extends IntegrationTest {
         screenshot("invisible");
         browser.findElement(By.id("confirm-yes")).click();
         wait.until(d -> d.findElement(By.id("timeline")).getText().contains("spoofed⟨U+200B⟩name"));
-        assertThat(browser.findElement(By.id("key-leases")).getText()).contains("pod⟨U+200B⟩-1");
+        // The list's filter refuses the stored bidi control (revision 1.2): the story says so, and is told anyway.
+        assertThat(browser.findElement(By.cssSelector("#key-leases tbody")).getText())
+                .startsWith("The key's leases cannot be listed: target must not contain bidirectional");
         assertThat(shownText()).doesNotContain("\u202E", "\u200B", "\u2060");
         assertThat(api.get("/v1/leases/" + leaseId, reader("dave")).body().get("state").asString())
                 .isEqualTo("revoked");
