@@ -94,7 +94,7 @@ class TargetPropertiesTest {
                 .as((h, p) -> Target.of(TargetType.URL, "https://" + h + ":8443/" + String.join("/", p) + "?q=1"));
         Arbitrary<Target> opaque = Arbitraries.strings().ofMinLength(1).ofMaxLength(40)
                 .filter(s -> !s.isBlank() && s.codePoints().noneMatch(cp -> Character.getType(cp) == Character.CONTROL)
-                        && s.chars().noneMatch(c -> Character.isSurrogate((char) c)))
+                        && s.chars().noneMatch(c -> Character.isSurrogate((char) c)) && !Text.hasBidiControl(s))
                 .map(s -> Target.of(TargetType.OPAQUE, s));
         return Arbitraries.oneOf(hosts, ips, ip6, urls, opaque);
     }
