@@ -18,7 +18,7 @@ COPY cli cli
 COPY src src
 COPY db db
 # The committed OpenAPI document: the test client is generated from it even when tests are skipped.
-COPY docs/openapi.json docs/openapi.json
+COPY docs/reference/openapi.json docs/reference/openapi.json
 RUN --mount=type=cache,target=/root/.m2 ./mvnw -B -ntp -q package -DskipTests -pl :leasekeeper -am \
     && cp target/leasekeeper-*.jar application.jar
 RUN java -Djarmode=tools -jar application.jar extract --layers --destination extracted

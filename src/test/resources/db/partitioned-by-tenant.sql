@@ -1,4 +1,4 @@
--- The schema partitioned by tenant, the way a distributed engine shards it (docs/scale-out.md): run by the tests on
+-- The schema partitioned by tenant, the way a distributed engine shards it (docs/guides/scale-out.md): run by the tests on
 -- a database that Flyway has just migrated (TestDatabase.partitionedByTenant). Each table keyed by tenant is rebuilt
 -- as a table hash-partitioned by tenant into four partitions, with its columns, defaults, identity, checks, indexes,
 -- foreign keys and triggers, and its rows; the names of its indexes and constraints are PostgreSQL's own. lease_event

@@ -184,7 +184,7 @@ public record LeasekeeperProperties(
      * tokens must name this service in {@code aud}. On (the default), a token must name one of
      * {@code spring.security.oauth2.resourceserver.jwt.audiences} when they are set; off, no audience may be
      * set and the service warns at start that tokens of any audience are accepted, so that accepting tokens
-     * meant for other APIs is always a choice someone wrote down (docs/deployment.md).
+     * meant for other APIs is always a choice someone wrote down (docs/guides/deployment.md).
      */
     public record Security(@DefaultValue("tenant") String tenantClaim, @DefaultValue("true") boolean audienceCheck) {
 
@@ -195,7 +195,7 @@ public record LeasekeeperProperties(
 
     /**
      * What one tenant may take (contract 1.1, "Tenant limits", and 1.2, "Load a client caused is never a 5xx"), each
-     * default with its reason in docs/operations.md. {@code maxActiveLeasesPerTenant} caps the tenant's active leases,
+     * default with its reason in docs/guides/operations.md. {@code maxActiveLeasesPerTenant} caps the tenant's active leases,
      * counted from the database at most every {@code quotaRefresh} on each instance (plus the grants this instance
      * made since), so that no acquire contends on a shared counter row. {@code requestsPerSecondPerTenant} (0, the
      * default: no limit) refills a per-tenant bucket of {@code requestBurstPerTenant} requests on each instance (0,
@@ -234,7 +234,7 @@ public record LeasekeeperProperties(
     }
 
     /**
-     * What a request may cost before its answer (docs/security.md, "Request bodies and slow senders").
+     * What a request may cost before its answer (docs/guides/security.md, "Request bodies and slow senders").
      * {@code bodyTimeout}: how long in all the service waits for the bytes of one body, while its handler reads it
      * (then 408) and again for what its answer left unread (then the connection is closed); the time its reads block,
      * never the time the service spends itself.

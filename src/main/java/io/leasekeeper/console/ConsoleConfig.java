@@ -27,7 +27,7 @@ import org.springframework.web.servlet.function.RouterFunctions;
 import org.springframework.web.servlet.function.ServerResponse;
 
 /**
- * The operator console (docs/console.md): static pages in the jar under {@code /console/}, served on the API's port
+ * The operator console (docs/guides/console.md): static pages in the jar under {@code /console/}, served on the API's port
  * without a token (they hold no data; every datum comes from the API, called with the operator's bearer token).
  * Its own security chain, ahead of the API's, adds a Content-Security-Policy that lets the page load and call this
  * origin only, and be framed by no one; it also permits {@code /favicon.ico}, which browsers ask of every origin

@@ -6,7 +6,7 @@ import java.util.Optional;
 
 /**
  * The kinds of target a lease can be taken on. Each normalizes its values its own way, so that two
- * spellings of one target are one key; the rules and examples are in docs/targets.md.
+ * spellings of one target are one key; the rules and examples are in docs/reference/targets.md.
  */
 public enum TargetType {
 

@@ -47,7 +47,7 @@ import org.springframework.web.bind.annotation.RestController;
 
 /**
  * The contract's {@code /v1/leases} endpoints. Mapping only: decisions live in {@link LeaseOperations}.
- * The annotations describe each operation in the OpenAPI document (docs/openapi.json).
+ * The annotations describe each operation in the OpenAPI document (docs/reference/openapi.json).
  */
 @RestController
 @RequestMapping("/v1/leases")

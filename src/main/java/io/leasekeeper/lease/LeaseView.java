@@ -18,7 +18,8 @@ record LeaseView(
         @Schema(nullable = true, description = "Null when the key has no operation class.") String operation,
         @Schema(description = "The JWT subject of the acquirer: the only caller that renews or releases.") String owner,
         @Schema(description = "The service instance holding the lease, as the acquire named it.") String holder,
-        @Schema(description = "Larger than the token of every earlier lease; a renew never changes it.", minimum = "1")
+        @Schema(description = "Larger than the token of every earlier lease of this key (tokens of different keys are not comparable; "
+                + "a lease is named by its leaseId); a renew never changes it.", minimum = "1")
         long fencingToken,
         @Schema(description = "The effective state: an active lease whose expiresAt has passed is expired, swept or"
                 + " not.") LeaseState state,

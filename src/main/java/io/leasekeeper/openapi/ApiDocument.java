@@ -29,7 +29,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.http.HttpHeaders;
 
 /**
- * The OpenAPI document served at {@code GET /v3/api-docs} (no token) and committed as docs/openapi.json:
+ * The OpenAPI document served at {@code GET /v3/api-docs} (no token) and committed as docs/reference/openapi.json:
  * springdoc reads the controllers; this class adds what it cannot see (bearer scopes, problems, headers)
  * and keeps the document the same on every run (no server URL with the port it was asked on).
  */
@@ -88,12 +88,11 @@ class ApiDocument {
                 .forEach(components::addSchemas);
         return new OpenAPI()
                 .info(new Info().title("Leasekeeper HTTP API").version("1.0").description("""
-                        TTL leases with fencing tokens on PostgreSQL. This document describes the service as it \
-                        implements the wire contract `lease-api-v1.md` (../shared/contract), revision 1.0; the \
-                        parts of revision 1.1 are added here as the service implements them (so far: this \
-                        document, the local profile's loopback rule, waiting acquire, watching a lease and \
-                        lock-delay). The contract is the authority; this document is its machine-readable form \
-                        and a test keeps the committed copy (docs/openapi.json) equal to the one served."""))
+                        TTL leases with fencing tokens on PostgreSQL. This document is the machine-readable form \
+                        of the HTTP API's reference (docs/reference/http-api.md in the repository: revisions 1.0 \
+                        and 1.1, and of revision 1.2 the refusals of load a client caused and of keys that could \
+                        deceive); a test keeps the committed copy (docs/reference/openapi.json) equal to the one \
+                        served."""))
                 .servers(List.of(new Server().url("/").description("The service's API port (8080 by default).")))
                 .components(components);
     }

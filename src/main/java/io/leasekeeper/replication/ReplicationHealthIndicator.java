@@ -43,7 +43,7 @@ public class ReplicationHealthIndicator implements HealthIndicator {
                     + "loses no granted lease."
                     : "Replication: " + settings + ": commits do not wait for a standby. A failover may lose the "
                     + "last grants: their holders find their leases gone at their next renew, and a key's next lease "
-                    + "still gets a larger fencing token than any it had (docs/deployment.md, \"Replication\").";
+                    + "still gets a larger fencing token than any it had (docs/guides/deployment.md, \"Replication\").";
         }
     }
 

@@ -74,7 +74,7 @@ class SecurityConfig implements WebMvcConfigurer {
                         .requestMatchers("/actuator/health", "/actuator/health/**", "/actuator/prometheus").permitAll()
                         .requestMatchers("/actuator/**").denyAll()
                         .requestMatchers("/error").permitAll()
-                        // The API's OpenAPI document (docs/openapi.json) is public, as the contract is.
+                        // The API's OpenAPI document (docs/reference/openapi.json) is public, as the contract is.
                         .requestMatchers(HttpMethod.GET, "/v3/api-docs", "/v3/api-docs.yaml").permitAll()
                         .requestMatchers("/v1/admin/**").hasAuthority(ADMIN)
                         .requestMatchers(HttpMethod.GET, "/v1/**").hasAnyAuthority(READ, WRITE, ADMIN)

@@ -69,7 +69,7 @@ public class LeaseSweeper {
 
     /**
      * Every tenant with due leases, one tenant at a time (each batch one tenant's transaction: one partition or
-     * node of a schema sharded by tenant, docs/scale-out.md), until the run's bound of batches is spent. A run
+     * node of a schema sharded by tenant, docs/guides/scale-out.md), until the run's bound of batches is spent. A run
      * starts after the tenant where the previous one stopped, then comes round to the first: a backlog of some
      * tenants never starves the others. A tenant whose first batch is full has a backlog (a mass expiry), and
      * {@code workers} sweep it at once, each batch on keys none of the others holds.

@@ -21,13 +21,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * docs/client.md is read by someone who pastes its Java into another project: every {@code ```java} block there
+ * docs/guides/client.md is read by someone who pastes its Java into another project: every {@code ```java} block there
  * is a whole compilation unit, imports included, and compiles against the library and the starter as published,
  * each block alone.
  */
 class ClientDocSnippetsTest {
 
-    private static final Path DOC = Path.of("docs/client.md");
+    private static final Path DOC = Path.of("docs/guides/client.md");
     private static final Pattern JAVA = Pattern.compile("```java\n(.*?)```", Pattern.DOTALL);
 
     @Test

@@ -36,7 +36,7 @@ import tools.jackson.databind.JsonNode;
 
 /**
  * The console in a real browser ({@link Chromium}). Each test signs in with a bearer token of its own tenant, as an
- * operator pastes one. The screenshots of the main views land in target/console-screenshots (docs/console.md shows
+ * operator pastes one. The screenshots of the main views land in target/console-screenshots (docs/guides/console.md shows
  * them).
  */
 class ConsoleBrowserTest extends IntegrationTest {

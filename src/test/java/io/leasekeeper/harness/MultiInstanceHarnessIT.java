@@ -26,7 +26,7 @@ import org.springframework.jdbc.datasource.DriverManagerDataSource;
  * LEASEKEEPER_TEST_PG_RESTART names the command) a PostgreSQL restart. Faults are paced by the
  * workload's progress, not by the clock. The short run is {@code harness.rounds} rounds (default 2); with
  * {@code harness.duration} (say {@code 10m}) rounds repeat until that much time has passed. Run with
- * {@code ./mvnw verify -Pharness}; see docs/harness.md.
+ * {@code ./mvnw verify -Pharness}; see docs/guides/harness.md.
  */
 class MultiInstanceHarnessIT {
 

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** The published normalization table of docs/targets.md, row by row. */
+/** The published normalization table of docs/reference/targets.md, row by row. */
 class TargetTableTest {
 
     @ParameterizedTest(name = "{0} \"{1}\" -> {2}:{3}")

@@ -20,7 +20,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * A client generated at build time from the committed docs/openapi.json (openapi-generator, Java, the
+ * A client generated at build time from the committed docs/reference/openapi.json (openapi-generator, Java, the
  * JDK's HTTP client) drives the running service: what the document says is what the service does.
  */
 class GeneratedClientTest extends IntegrationTest {

@@ -29,13 +29,13 @@ import tools.jackson.core.util.Separators;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The OpenAPI document: served without a token, equal to the committed docs/openapi.json, read by an
+ * The OpenAPI document: served without a token, equal to the committed docs/reference/openapi.json, read by an
  * independent parser without a message, and true to the running service (operations, codes, scopes,
  * body shapes).
  */
 class OpenApiDocumentTest extends IntegrationTest {
 
-    static final Path COMMITTED = Path.of("docs/openapi.json");
+    static final Path COMMITTED = Path.of("docs/reference/openapi.json");
     private static final JsonMapper JSON = JsonMapper.builder().build();
     /** Two spaces, one entry a line, "name": value: the layout reviewers diff. */
     private static final DefaultPrettyPrinter LAYOUT = new DefaultPrettyPrinter()
@@ -63,7 +63,7 @@ class OpenApiDocumentTest extends IntegrationTest {
 
     /**
      * To accept an intended change: {@code bash .ci/run -P '!harness' -Dtest=OpenApiDocumentTest
-     * -Dopenapi.update=true}, which rewrites docs/openapi.json and still fails this run; review the diff,
+     * -Dopenapi.update=true}, which rewrites docs/reference/openapi.json and still fails this run; review the diff,
      * commit it, and the next run passes.
      */
     @Test

@@ -17,7 +17,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
 
 /**
- * Why the chart lets every replica migrate at start (docs/deployment.md): replicas that start together
+ * Why the chart lets every replica migrate at start (docs/guides/deployment.md): replicas that start together
  * on an empty database, each running Flyway on the repository's migrations, apply every migration
  * exactly once between them, and none fails. Flyway serializes them with a PostgreSQL advisory lock.
  */

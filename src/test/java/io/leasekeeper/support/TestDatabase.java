@@ -39,7 +39,7 @@ public final class TestDatabase {
     /**
      * A database of its own (made once per test JVM), migrated by Flyway, then rebuilt with every table keyed by
      * tenant hash-partitioned by tenant ({@code src/test/resources/db/partitioned-by-tenant.sql}): the schema as a
-     * distributed engine shards it (docs/scale-out.md).
+     * distributed engine shards it (docs/guides/scale-out.md).
      */
     public static synchronized Connection partitionedByTenant() {
         if (partitionedByTenant == null) {

@@ -14,7 +14,7 @@ import org.springframework.boot.tomcat.TomcatWebServer;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 
 /**
- * Tomcat's bounds are the ones application.yml chose (docs/operations.md, "Connections"), and they act: a
+ * Tomcat's bounds are the ones application.yml chose (docs/guides/operations.md, "Connections"), and they act: a
  * client that connects and sends half a request is disconnected after the 5 s connection timeout, instead of
  * holding one of the connections for Tomcat's default 20 s (or for ever, trickling a byte at a time).
  */
