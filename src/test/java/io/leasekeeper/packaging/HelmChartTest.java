@@ -33,11 +33,10 @@ import io.leasekeeper.LeasekeeperApplication;
 import io.leasekeeper.config.LeasekeeperProperties;
 import io.leasekeeper.support.Api;
 import io.leasekeeper.support.IntegrationTest;
+import io.leasekeeper.support.SettingNames;
 import io.leasekeeper.support.TestDatabase;
 import io.leasekeeper.support.TestTokens;
 import java.io.IOException;
-import java.lang.reflect.RecordComponent;
-import java.lang.reflect.Parameter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -59,7 +58,6 @@ import org.springframework.beans.factory.config.YamlMapFactoryBean;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
-import org.springframework.boot.context.properties.bind.Name;
 import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
@@ -354,8 +352,8 @@ class HelmChartTest extends IntegrationTest {
         RenderedChart defaults = RenderedChart.withDefaults();
         Properties rendered = configFile(defaults);
         Set<String> settings = rendered.keySet().stream().map(Object::toString).filter(k -> k.startsWith("leasekeeper."))
-                .map(HelmChartTest::kebab).collect(Collectors.toCollection(TreeSet::new));
-        assertThat(settings).isEqualTo(settingsOf(LeasekeeperProperties.class, "leasekeeper"));
+                .map(SettingNames::kebab).collect(Collectors.toCollection(TreeSet::new));
+        assertThat(settings).isEqualTo(SettingNames.of(LeasekeeperProperties.class, "leasekeeper"));
         LeasekeeperProperties serviceDefaults = bind(new Properties());
         assertThat(bind(rendered)).isEqualTo(serviceDefaults);
 
@@ -498,35 +496,6 @@ class HelmChartTest extends IntegrationTest {
 
     private static LeasekeeperProperties bind(Properties properties) {
         return new Binder(new MapConfigurationPropertySource(properties)).bindOrCreate("leasekeeper", LeasekeeperProperties.class);
-    }
-
-    /** Every setting of a properties record, as its kebab-case property names. */
-    /** The property names a properties record binds: its components' names, or their {@code @Name}. */
-    private static Set<String> settingsOf(Class<?> type, String prefix) {
-        Set<String> names = new TreeSet<>();
-        RecordComponent[] components = type.getRecordComponents();
-        Parameter[] parameters;
-        try {
-            parameters = type.getDeclaredConstructor(Arrays.stream(components).map(RecordComponent::getType)
-                    .toArray(Class<?>[]::new)).getParameters();
-        } catch (NoSuchMethodException e) {
-            throw new IllegalStateException(e);
-        }
-        for (int i = 0; i < components.length; i++) {
-            RecordComponent component = components[i];
-            Name renamed = parameters[i].getAnnotation(Name.class);
-            String name = prefix + "." + kebab(renamed != null ? renamed.value() : component.getName());
-            if (component.getType().isRecord()) {
-                names.addAll(settingsOf(component.getType(), name));
-            } else {
-                names.add(name);
-            }
-        }
-        return names;
-    }
-
-    private static String kebab(String name) {
-        return name.replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase();
     }
 
     private static Properties yamlProperties(Resource resource) {
