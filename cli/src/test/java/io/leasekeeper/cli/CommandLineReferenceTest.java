@@ -27,7 +27,7 @@ import picocli.CommandLine.Model.PositionalParamSpec;
  * of that command's section ({@code `leasekeeper NAME`} in its heading), or, for an option every command has, of
  * "Options of every command"; every positional is named in the command's section; every option a command's table
  * lists is one the command has; and every exit status
- * of the contract (cli.md, "Exit statuses"), as {@link Exit} and the help ({@link HelpText}) give them, has its
+ * of the command line's contract, as {@link Exit} and the help ({@link HelpText}) give them, has its
  * row in "Exit statuses". Nothing here reaches a service.
  */
 class CommandLineReferenceTest {
@@ -35,7 +35,7 @@ class CommandLineReferenceTest {
     private static final String COMMON = "Options of every command";
     private static final String EXIT_STATUSES = "Exit statuses";
 
-    /** The statuses of the contract's table besides COMMAND's own (cli.md, "Exit statuses"). */
+    /** The statuses of the contract's table besides COMMAND's own. */
     private static final Set<Integer> CONTRACT_STATUSES = Set.of(75, 76, 64, 65, 69, 77, 70);
 
     private static final Pattern HEADING = Pattern.compile("^(#{1,6})\\s+(.*?)\\s*$");
