@@ -2,7 +2,7 @@
 -- calls in one round trip, in autocommit (or inside the transaction of an Idempotency-Key). Each follows the
 -- locking rule (docs/design.md): it first locks the key's row, then reads the clock and the key's lease, and
 -- makes the transition with its audit event only if it is allowed. The tenant is every function's first
--- argument, the shape a distributed engine delegates to the one node that holds the tenant (docs/guides/scale-out.md).
+-- argument, the shape a distributed engine delegates to the one node that holds the tenant (docs/scale-out.md).
 --
 -- The time of the decision is read after the key's lock is held, with clock_timestamp(), so that it is later
 -- than the time of every transition of the key that committed before: lease_now() would give the statement's

@@ -1,4 +1,4 @@
--- A schema ready to shard by tenant (issue 18; docs/guides/scale-out.md), and two lease rules made structural.
+-- A schema ready to shard by tenant (issue 18; docs/scale-out.md), and two lease rules made structural.
 --
 -- Every table's primary key and foreign keys lead with the tenant, so that each table can be partitioned, or
 -- distributed across nodes, by tenant, with every lease statement reaching one tenant's rows: lease_key,

@@ -202,7 +202,8 @@ class LeaseController {
     }
 
     @GetMapping
-    @Operation(operationId = "list", summary = "Leases of the caller's tenant, newest first, a page at a time")
+    @Operation(operationId = "list",
+            summary = "Leases of the caller's tenant, largest fencing token first (a key's later leases first), a page at a time")
     @ProblemCodes(VALIDATION_FAILED)
     Page list(@RequestParam(required = false) String program, @RequestParam(required = false) String actor,
               @RequestParam(required = false) String targetType, @RequestParam(required = false) String target,

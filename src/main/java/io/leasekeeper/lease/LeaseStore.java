@@ -338,7 +338,8 @@ class LeaseStore {
             """.formatted(COLUMNS);
 
     /**
-     * Newest first, keyset-paginated on (fencing token, id); the state filter is the effective state. A cursor
+     * Largest fencing token first (a key's later leases before its earlier ones; across keys no order of time),
+     * keyset-paginated on (fencing token, id); the state filter is the effective state. A cursor
      * without an id (before per-key tokens) continues below its token.
      */
     private static final String LIST = """

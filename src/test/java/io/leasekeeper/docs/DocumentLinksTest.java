@@ -145,13 +145,18 @@ class DocumentLinksTest {
         return docs;
     }
 
-    /** What the code, its configuration, the chart and the scripts are made of (not the documents themselves). */
+    /**
+     * What the code, its configuration, the chart and the scripts are made of (not the documents themselves). A
+     * versioned migration is left out: once applied anywhere it is never edited (Flyway's checksum covers its
+     * comments), so a path it names stays as it was written.
+     */
     private static List<Path> sources() throws IOException {
         List<Path> files = new ArrayList<>();
         for (String dir : List.of("src", "db", "helm", "cli/src", "client/src", "starter/src", ".ci")) {
             try (Stream<Path> tree = Files.walk(ROOT.resolve(dir))) {
                 tree.filter(Files::isRegularFile)
                         .filter(p -> !p.toString().matches(".*\\.(png|ico|jar|class)$"))
+                        .filter(p -> !p.getFileName().toString().matches("V\\d+__.*\\.sql"))
                         .forEach(files::add);
             }
         }

@@ -170,7 +170,7 @@ final class Calls {
 
     /** The key's options, {@code --operation} too, are filters here: each one given narrows the list; none is required. */
     @Command(name = "list",
-            description = "Print a page of the tenant's leases, newest first, as {\"items\": [...], \"nextCursor\": ...}.",
+            description = "Print a page of the tenant's leases, largest fencing token first, as {\"items\": [...], \"nextCursor\": ...}.",
             footer = "  leasekeeper list --actor indexer --operation reindex --state any --limit 20")
     static final class ListLeases extends Call {
         @Option(names = "--program", paramLabel = "NAME", description = "only this program's (default: any)")
