@@ -59,8 +59,8 @@ class LeaseStore {
      * Every statement of a request names its tenant on every table it reaches (tenant = :tenant), and rows by
      * their primary keys, which lead with the tenant: so each reaches one tenant's rows, one partition of a table
      * partitioned by tenant, one node of one distributed by it (docs/guides/scale-out.md; TenantPartitionsTest). A lease
-     * named by its id is found by (tenant, id), its primary key: one probe (docs/decisions.md, "A schema ready to
-     * shard by tenant", for a tenant the statistics do not know yet). A key's active lease, when it has one, is its newest (a key's grants are in token
+     * named by its id is found by (tenant, id), its primary key: one probe (docs/decisions/tenant-statistics.md,
+     * for a tenant the statistics do not know yet). A key's active lease, when it has one, is its newest (a key's grants are in token
      * order, and a grant needs the key free), so it is found as the key's newest lease, one probe of
      * lease_list_by_key (tenant, key_id, fencing_token DESC), then checked active: asked for "the key's lease in
      * state active", the planner may take a tenant-led index of the active leases and filter them for the key when
