@@ -7,7 +7,7 @@ import java.util.function.IntConsumer;
 /**
  * How many requests an instance works on at once by default: as many as keep it just short of queueing inside
  * itself, found from how long requests hold their slots (TCP Vegas, as Netflix's {@code concurrency-limits} applies
- * it to requests; docs/decisions.md says why this is not that library's class).
+ * it to requests; docs/decisions/request-slots-adapt-to-latency.md says why this is not that library's class).
  *
  * <p>The samples are gathered in windows of at least {@link #WINDOW_NANOS} and {@link #WINDOW_SAMPLES} requests.
  * At each window's end, with {@code least} the shortest mean time of a window seen lately and {@code mean} this
