@@ -71,6 +71,19 @@ class DocumentLinksTest {
     }
 
     @Test
+    void everyDecisionIsInTheIndex() throws IOException {
+        Path decisions = ROOT.resolve("docs/decisions");
+        String index = Files.readString(decisions.resolve("README.md"));
+        try (Stream<Path> files = Files.list(decisions)) {
+            List<String> records = files.map(p -> p.getFileName().toString())
+                    .filter(name -> name.endsWith(".md") && !name.equals("README.md")).sorted().toList();
+            assertThat(records).hasSizeGreaterThan(100);
+            assertThat(records).as("decisions without a line in docs/decisions/README.md")
+                    .allSatisfy(name -> assertThat(index).contains("](" + name + ")"));
+        }
+    }
+
+    @Test
     void theAnchorsAreGitHubs() {
         assertThat(Anchors.slug("Waiting, watching and lock-delay (contract 1.1)"))
                 .isEqualTo("waiting-watching-and-lock-delay-contract-11");
