@@ -87,7 +87,7 @@ class ApiDocument {
         ModelConverters.getInstance(false).readAll(new AnnotatedType(ProblemSchemas.Problem.class))
                 .forEach(components::addSchemas);
         return new OpenAPI()
-                .info(new Info().title("Leasekeeper HTTP API").version("1.0").description("""
+                .info(new Info().title("Leasekeeper HTTP API").version("1.1").description("""
                         TTL leases with fencing tokens on PostgreSQL. This document is the machine-readable form \
                         of the HTTP API's reference (docs/reference/http-api.md in the repository: revisions 1.0 \
                         and 1.1, and of revision 1.2 the refusals of load a client caused and of keys that could \
