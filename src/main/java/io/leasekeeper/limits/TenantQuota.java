@@ -15,7 +15,7 @@ import org.springframework.stereotype.Component;
  * The quota of active leases per tenant. Each instance counts a tenant's active leases in the database at most
  * once per {@code quotaRefresh} and adds the grants it made itself since: no acquire contends on a shared
  * counter row, and the count lags at most by the other instances' grants of the last refresh (documented in
- * docs/design.md). An acquire of one call reserves its place before it grants; the locking path checks in the
+ * docs/concepts/limits.md). An acquire of one call reserves its place before it grants; the locking path checks in the
  * granting transaction right after the grant, so that a refusal rolls the grant back with everything else the
  * request did: a refused acquire changes nothing. A key handed over to a waiting
  * acquire is not checked: the lease that ended to free it was the same tenant's.

@@ -61,7 +61,10 @@ public enum ErrorCode {
         return title;
     }
 
-    /** The problem {@code type}: a relative URI reference naming the code, documented in docs/design.md. */
+    /**
+     * The problem {@code type}: a relative URI reference naming the code ({@code /problems/lease-held}), documented in
+     * docs/reference/errors.md, each code under its name in lower case (docs/reference/errors.md#lease_held).
+     */
     public String typeUri() {
         return "/problems/" + name().toLowerCase(Locale.ROOT).replace('_', '-');
     }

@@ -29,7 +29,7 @@ import org.springframework.jdbc.datasource.SingleConnectionDataSource;
  * checkpoints (what a standby or a backup has) and losses
  * (a failover or a restore: the grants since the checkpoint deleted, the sequence set back to its value then,
  * and the clock of the primary that grants from then on at least a second past the last lost grant, the
- * bound of docs/design.md, "Fencing": a first version of this test let the clock step back below it right
+ * bound of docs/concepts/fencing.md, "How a token is made": a first version of this test let the clock step back below it right
  * after a loss, and found the token a lost grant had had handed out again). Property: every grant's token is larger than every token its key was ever given,
  * the lost ones included, and below 2^53. Each history is one seed, so a failure names the seed that repeats it.
  */

@@ -34,7 +34,7 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Post-state validation (docs/design.md, "Post-state validation"): a write statement whose row counts contradict
+ * Post-state validation (docs/concepts/locking.md, "Post-state validation"): a write statement whose row counts contradict
  * what it assumed fails loudly instead of answering a success. Each test makes one statement change nothing: a
  * BEFORE trigger, created by the test on one table for this test's tenant only (other tenants' writes pass) and
  * dropped in a finally, returns NULL, which silently skips the row. The request must answer 500 INTERNAL_ERROR,

@@ -22,14 +22,14 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The token-rotation matrix of docs/design.md ("Fencing"), every cell against the running service: what an
+ * The token-rotation matrix of docs/concepts/fencing.md ("The token-rotation matrix"), every cell against the running service: what an
  * event does to the key's fencing token and to the lease id. A new token is larger than every earlier token of
  * the key (contract 1.1: per key); unchanged is the token and id of the lease the event acted on; none is no
  * lease at all. Each case starts from a fresh tenant, so the key's earlier tokens are the tenant's leases.
  */
 class TokenRotationMatrixTest extends IntegrationTest {
 
-    private static final Path DESIGN = Path.of("docs/design.md");
+    private static final Path FENCING = Path.of("docs/concepts/fencing.md");
     private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final String TARGET = "matrix";
 
@@ -171,11 +171,11 @@ class TokenRotationMatrixTest extends IntegrationTest {
         }
     }
 
-    /** The table's rows between its markers in docs/design.md, without the header and its rule. */
+    /** The table's rows between its markers in docs/concepts/fencing.md, without the header and its rule. */
     private static List<String> matrixRows() throws IOException {
         Matcher table = Pattern.compile("<!-- token-rotation-matrix: begin -->\\n(.*?)<!-- token-rotation-matrix: end -->",
-                Pattern.DOTALL).matcher(Files.readString(DESIGN));
-        assertThat(table.find()).as("the token-rotation matrix in %s", DESIGN).isTrue();
+                Pattern.DOTALL).matcher(Files.readString(FENCING));
+        assertThat(table.find()).as("the token-rotation matrix in %s", FENCING).isTrue();
         List<String> lines = table.group(1).lines().filter(line -> line.startsWith("|")).toList();
         assertThat(lines.get(0)).startsWith("| cell | event | by | fencing token | lease id |");
         return lines.subList(2, lines.size());
