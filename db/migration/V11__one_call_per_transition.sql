@@ -1,6 +1,6 @@
 -- One call per transition (issue 19): the 1.0 acquire, the renew and the release, each a function the service
 -- calls in one round trip, in autocommit (or inside the transaction of an Idempotency-Key). Each follows the
--- locking rule (docs/concepts/locking.md): it first locks the key's row, then reads the clock and the key's lease, and
+-- locking rule (docs/design.md): it first locks the key's row, then reads the clock and the key's lease, and
 -- makes the transition with its audit event only if it is allowed. The tenant is every function's first
 -- argument, the shape a distributed engine delegates to the one node that holds the tenant (docs/scale-out.md).
 --
@@ -16,7 +16,7 @@
 -- Each returns one row: the outcome, the time of the decision, the key's id and lock-delay, and the lease (as it
 -- is after the transition, or as it was when nothing changed; null when there is none), its columns named as the
 -- service reads a lease. A write that a rule or a trigger swallowed raises an error (SQLSTATE LK001, "post-state
--- validation", docs/concepts/locking.md), which rolls the call back whole.
+-- validation", docs/design.md), which rolls the call back whole.
 
 -- What every one of these functions answers, one row.
 CREATE TYPE lease_answer AS (
@@ -74,7 +74,7 @@ BEGIN
         END IF;
     END IF;
     t := date_trunc('milliseconds', clock_timestamp());
-    -- The key's lease, if it has an active one, is its newest (docs/concepts/locking.md, "The locking rule").
+    -- The key's lease, if it has an active one, is its newest (docs/design.md, "A key's newest lease").
     SELECT * INTO l FROM lease nl WHERE nl.tenant = p_tenant AND nl.key_id = k.id
     ORDER BY nl.fencing_token DESC LIMIT 1;
     IF k.delayed_until > t THEN

@@ -7,7 +7,7 @@
 -- it has one. A lease that a transaction committed a change to before the lock (renewed, released, expired by an
 -- acquire) is read at that newest version and left alone.
 --
--- Post-state validation (docs/concepts/locking.md): every lease expired has its one event and each lock-delay due was
+-- Post-state validation (docs/design.md): every lease expired has its one event and each lock-delay due was
 -- written; and after the batch, read again in a new snapshot with the keys still locked, no lease of a locked key
 -- is still active and due as of the batch's time: either would be a write swallowed, and raises SQLSTATE LK001,
 -- which rolls the batch back. With p_channel (null: none), the keys among those freed that someone waits for

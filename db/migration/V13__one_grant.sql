@@ -7,7 +7,7 @@
 -- Grants the key k, which has no active lease and whose row the caller holds locked, at t (the caller's time of
 -- the decision): the lease with the key's next fencing token, as the request asked, and its ACQUIRED event.
 -- Answers 'granted' with the lease. A write that a rule or a trigger swallowed raises SQLSTATE LK001, which rolls
--- the caller's statement back whole (docs/concepts/locking.md, "Post-state validation").
+-- the caller's statement back whole (docs/design.md, "post-state validation").
 CREATE FUNCTION lease_grant(
     k record, t timestamptz, p_owner text, p_holder text, p_ttl integer, p_max_lifetime integer,
     p_lock_delay integer, p_job_id text, p_trace_id text, p_metadata jsonb, p_request_id text,
@@ -80,7 +80,7 @@ BEGIN
     ELSIF k.watched_until > t THEN
         RETURN lease_answer_of('locked_path', t, k, l, NULL);
     END IF;
-    -- The key's lease, if it has an active one, is its newest (docs/concepts/locking.md, "The locking rule").
+    -- The key's lease, if it has an active one, is its newest (docs/design.md, "A key's newest lease").
     SELECT * INTO l FROM lease nl WHERE nl.tenant = p_tenant AND nl.key_id = k.id
     ORDER BY nl.fencing_token DESC LIMIT 1;
     IF l.state = 'active' THEN

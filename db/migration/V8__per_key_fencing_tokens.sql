@@ -10,7 +10,7 @@
 -- sees fewer than 2^20 grants. A grant made at least a second (by the database's clock) after every forgotten
 -- grant of a failover or a restore is therefore larger than each of them, and larger than every token its key
 -- still holds. Bound: the clock of the primary that grants after the failover may run behind the old one's by
--- less than the time the failover took minus one second (docs/concepts/fencing.md, "How a token is made").
+-- less than the time the failover took minus one second (docs/design.md, "Fencing tokens").
 --
 -- Tokens of different keys are not comparable and may, rarely, be equal (two grants raising the sequence in
 -- the same second), so their uniqueness goes; pages of the list are ordered by (fencing_token, id). Tokens
