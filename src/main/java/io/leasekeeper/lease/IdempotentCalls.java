@@ -43,11 +43,11 @@ class IdempotentCalls {
     }
 
     private final IdempotencyStore store;
-    private final LeaseStore leases;
+    private final LeaseReads leases;
     private final TransactionTemplate transaction;
     private final JsonMapper json;
 
-    IdempotentCalls(IdempotencyStore store, LeaseStore leases, TransactionTemplate transaction, JsonMapper json) {
+    IdempotentCalls(IdempotencyStore store, LeaseReads leases, TransactionTemplate transaction, JsonMapper json) {
         this.store = store;
         this.leases = leases;
         this.transaction = transaction;
@@ -99,7 +99,7 @@ class IdempotentCalls {
     }
 
     private Replay replay(IdempotencyStore.Completed done, Caller caller) {
-        LeaseStore.AtTime now = leases.byId(done.leaseId(), caller.tenant())
+        LeaseRead now = leases.byId(done.leaseId(), caller.tenant())
                 .orElseThrow(() -> new IllegalStateException("idempotency record names a missing lease"));
         return new Replay(done.status(), LeaseView.of(now.lease(), now.now()));
     }

@@ -67,16 +67,16 @@ class LeaseController {
     }
 
     private final LeaseOperations operations;
-    private final LeaseStore store;
+    private final LeaseReads reads;
     private final LeaseRequests requests;
     private final AuditLog audit;
     private final IdempotentCalls idempotent;
     private final Waiting waiting;
 
-    LeaseController(LeaseOperations operations, LeaseStore store, LeaseRequests requests, AuditLog audit,
+    LeaseController(LeaseOperations operations, LeaseReads reads, LeaseRequests requests, AuditLog audit,
                     IdempotentCalls idempotent, Waiting waiting) {
         this.operations = operations;
-        this.store = store;
+        this.reads = reads;
         this.requests = requests;
         this.audit = audit;
         this.idempotent = idempotent;
@@ -179,7 +179,7 @@ class LeaseController {
         long arrived = System.nanoTime();
         UUID id = leaseId(leaseId);
         int wait = requests.watchSeconds(waitSeconds);
-        LeaseStore.AtTime read = store.byId(id, caller.tenant()).orElseThrow(() -> notFound(leaseId));
+        LeaseRead read = reads.byId(id, caller.tenant()).orElseThrow(() -> notFound(leaseId));
         if (wait == 0 || !read.lease().activeAt(read.now())) {
             return LeaseView.of(read.lease(), read.now());
         }
@@ -196,7 +196,7 @@ class LeaseController {
                       @Parameter(required = true) @RequestParam(required = false) String actor,
                       @RequestParam(required = false) String operation, Caller caller) {
         var key = requests.currentKey(caller.tenant(), program, targetType, target, actor, operation);
-        LeaseStore.AtTime read = store.currentOfKey(key).orElseThrow(() -> new ApiException(
+        LeaseRead read = reads.currentOfKey(key).orElseThrow(() -> new ApiException(
                 ErrorCode.NO_ACTIVE_LEASE, "No active lease on " + key.canonical() + "."));
         return LeaseView.of(read.lease(), read.now());
     }
@@ -212,9 +212,9 @@ class LeaseController {
               @RequestParam(required = false) String state,
               @Parameter(schema = @Schema(type = "integer")) @RequestParam(required = false) String limit,
               @RequestParam(required = false) String cursor, Caller caller) {
-        LeaseStore.ListFilter filter = requests.list(caller.tenant(), program, actor, targetType, target, operation,
+        LeaseReads.ListFilter filter = requests.list(caller.tenant(), program, actor, targetType, target, operation,
                 owner, holder, state, limit, cursor);
-        List<LeaseStore.AtTime> rows = store.listPageAndOneMore(filter);
+        List<LeaseRead> rows = reads.listPageAndOneMore(filter);
         boolean more = rows.size() > filter.limit();
         List<LeaseView> items = rows.stream().limit(filter.limit())
                 .map(r -> LeaseView.of(r.lease(), r.now())).toList();

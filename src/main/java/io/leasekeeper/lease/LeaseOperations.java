@@ -34,6 +34,7 @@ public class LeaseOperations {
     static final String ACQUIRE_EXPIRY = "system:acquire";
 
     private final LeaseStore store;
+    private final LeaseReads reads;
     private final KeyWaiters waiters;
     private final TenantQuota quota;
     private final Heartbeats heartbeats;
@@ -43,9 +44,10 @@ public class LeaseOperations {
     /** How far ahead a watch mark reaches: twice the longest wait, so that most waits find it long enough. */
     private final int watchHorizon;
 
-    LeaseOperations(LeaseStore store, KeyWaiters waiters, TenantQuota quota, Heartbeats heartbeats,
+    LeaseOperations(LeaseStore store, LeaseReads reads, KeyWaiters waiters, TenantQuota quota, Heartbeats heartbeats,
                     TransactionTemplate transaction, MeterRegistry registry, LeasekeeperProperties properties) {
         this.store = store;
+        this.reads = reads;
         this.waiters = waiters;
         this.quota = quota;
         this.heartbeats = heartbeats;
@@ -58,7 +60,7 @@ public class LeaseOperations {
     /** The active leases' counts and the sweeper's lag, read in one statement. */
     @Transactional(readOnly = true)
     public ActiveCounts activeCounts() {
-        return store.activeCounts();
+        return reads.activeCounts();
     }
 
     /**

@@ -180,7 +180,7 @@ class LeaseRequests {
         return key;
     }
 
-    LeaseStore.ListFilter list(String tenant, String program, String actor, String targetType, String target,
+    LeaseReads.ListFilter list(String tenant, String program, String actor, String targetType, String target,
                                String operation, String owner, String holder, String state, String limit,
                                String cursor) {
         FieldErrors errors = new FieldErrors();
@@ -213,9 +213,9 @@ class LeaseRequests {
         if (holder != null) {
             shownText(errors, "holder", holder, 128, true);
         }
-        LeaseStore.ListPosition before = cursor == null ? null : errors.check("cursor", () -> listPosition(cursor));
+        LeaseReads.ListPosition before = cursor == null ? null : errors.check("cursor", () -> listPosition(cursor));
         errors.throwIfAny();
-        return new LeaseStore.ListFilter(tenant, normalizedProgram, normalizedActor,
+        return new LeaseReads.ListFilter(tenant, normalizedProgram, normalizedActor,
                 type == null ? null : type.wireName(), targetValue, normalizedOperation, owner, holder, effectiveState,
                 before, pageSize);
     }
@@ -286,12 +286,12 @@ class LeaseRequests {
     }
 
     /** A list's cursor read back; one of a version before per-key tokens ("t:<token>") has no lease id. */
-    private static LeaseStore.ListPosition listPosition(String cursor) {
+    private static LeaseReads.ListPosition listPosition(String cursor) {
         String position = decodeCursor(LIST_CURSOR, cursor);
         int colon = position.indexOf(':');
         try {
-            return colon < 0 ? new LeaseStore.ListPosition(Long.parseLong(position), null)
-                    : new LeaseStore.ListPosition(Long.parseLong(position.substring(0, colon)),
+            return colon < 0 ? new LeaseReads.ListPosition(Long.parseLong(position), null)
+                    : new LeaseReads.ListPosition(Long.parseLong(position.substring(0, colon)),
                             UUID.fromString(position.substring(colon + 1)));
         } catch (IllegalArgumentException e) { // a number or an id that does not parse
             throw notACursor();

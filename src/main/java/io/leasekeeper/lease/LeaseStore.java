@@ -1,40 +1,32 @@
 package io.leasekeeper.lease;
 
+import static io.leasekeeper.lease.LeaseRows.instant;
+import static io.leasekeeper.lease.LeaseRows.keyParams;
+
 import io.leasekeeper.audit.EventType;
 import io.leasekeeper.idempotency.IdempotencyStore;
 import io.leasekeeper.security.Caller;
 import io.leasekeeper.key.LeaseKey;
-import io.leasekeeper.key.Target;
-import io.leasekeeper.key.TargetType;
 import io.leasekeeper.wait.FreedKeys;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
-import java.time.OffsetDateTime;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Component;
-import tools.jackson.core.type.TypeReference;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * All SQL of the lease feature, and nothing else. Time is always PostgreSQL's, read after the key's row lock is
- * held. The 1.0 acquire, the renew and the release are functions of the database (V11), called here in one round
+ * The lease feature's writes: the transitions and the waiter queue (its reads are {@link LeaseReads}). Time is
+ * always PostgreSQL's, read after the key's row lock is held. The 1.0 acquire, the renew and the release are functions of the database (V11), called here in one round
  * trip; the locking path's statements are below, each named, and each that changes a lease also writes its audit
  * event in the same statement.
  */
 @Component
 class LeaseStore {
-
-    private static final String COLUMNS = """
-            l.id, l.owner, l.holder, l.fencing_token, l.state, l.acquired_at, l.renewed_at, l.expires_at,
-            l.max_expires_at, l.ended_at, l.end_reason, l.ttl_seconds, l.max_lifetime_seconds,
-            l.lock_delay_seconds, l.job_id, l.trace_id, l.metadata,
-            k.tenant, k.program, k.target_type, k.target_value, k.actor, k.operation""";
 
     /** The key's row lock, with its lock-delay (when it has not passed) and whether anyone waits for it. */
     private static final String LOCK_KEY = """
@@ -170,12 +162,6 @@ class LeaseStore {
     /** Wakes the waiters of freed keys on every instance, when the transaction commits. */
     private static final String NOTIFY_FREED = "SELECT pg_notify('" + FreedKeys.CHANNEL + "', :keyIds)";
 
-    private static final String BY_ID = """
-            SELECT lease_now() AS now, %s
-            FROM lease l JOIN lease_key k ON k.tenant = :tenant AND k.id = l.key_id
-            WHERE l.tenant = :tenant AND l.id = :leaseId
-            """.formatted(COLUMNS);
-
     /*
      * The transitions. Each runs with the key's row locked, so its snapshot and its clock (lease_now(),
      * the time of the decision) are taken after every earlier transition of the key has committed. Each
@@ -294,7 +280,7 @@ class LeaseStore {
                   SELECT false, * FROM found WHERE NOT EXISTS (SELECT 1 FROM ended)) AS l
             JOIN lease_key k ON k.tenant = :tenant AND k.id = l.key_id
             CROSS JOIN clock
-            """.formatted(COLUMNS);
+            """.formatted(LeaseRows.COLUMNS);
 
     /**
      * Records the expiry of a lease whose TTL has passed, as of its expiry instant, with its EXPIRED
@@ -326,59 +312,6 @@ class LeaseStore {
                    (SELECT delayed_until FROM delayed WHERE delayed_until > lease_now()) AS delayed_until
             """;
 
-    static final String CURRENT_OF_KEY = """
-            SELECT lease_now() AS now, %s
-            FROM lease_key k
-            CROSS JOIN LATERAL (SELECT * FROM lease WHERE tenant = :tenant AND key_id = k.id
-                                ORDER BY fencing_token DESC LIMIT 1) l
-            WHERE k.tenant = :tenant AND k.program = :program AND k.target_type = :targetType
-              AND k.target_value = :targetValue AND k.actor = :actor
-              AND k.operation IS NOT DISTINCT FROM CAST(:operation AS text)
-              AND l.state = 'active' AND l.expires_at > lease_now()
-            """.formatted(COLUMNS);
-
-    /**
-     * Largest fencing token first (a key's later leases before its earlier ones; across keys no order of time),
-     * keyset-paginated on (fencing token, id); the state filter is the effective state. A cursor
-     * without an id (before per-key tokens) continues below its token.
-     */
-    private static final String LIST = """
-            SELECT lease_now() AS now, %s
-            FROM lease l JOIN lease_key k ON k.tenant = :tenant AND k.id = l.key_id
-            WHERE l.tenant = :tenant
-              AND (CAST(:program AS text) IS NULL OR k.program = :program)
-              AND (CAST(:actor AS text) IS NULL OR k.actor = :actor)
-              AND (CAST(:targetType AS text) IS NULL OR k.target_type = :targetType)
-              AND (CAST(:targetValue AS text) IS NULL OR k.target_value = :targetValue)
-              AND (CAST(:operation AS text) IS NULL OR k.operation = :operation)
-              AND (CAST(:owner AS text) IS NULL OR l.owner = :owner)
-              AND (CAST(:holder AS text) IS NULL OR l.holder = :holder)
-              AND (CAST(:state AS text) IS NULL OR
-                   CASE WHEN l.state = 'active' AND l.expires_at <= lease_now() THEN 'expired'
-                        ELSE l.state END = :state)
-              AND (CAST(:before AS bigint) IS NULL OR (l.fencing_token <= :before
-                   AND (l.fencing_token < :before OR l.id < CAST(:beforeId AS uuid))))
-            ORDER BY l.fencing_token DESC, l.id DESC
-            LIMIT :limit
-            """.formatted(COLUMNS);
-
-    /**
-     * The leases marked active: still within their TTL, past it but not yet swept, and how long ago the
-     * oldest unswept one expired (the sweeper's lag), all by the database's clock. One scan of the
-     * active rows of every tenant; run at a bounded rate, never per scrape.
-     */
-    private static final String ACTIVE_COUNTS = """
-            -- Across tenants: the gauges' counts.
-            SELECT count(*) FILTER (WHERE expires_at > lease_now()) AS active,
-                   count(*) FILTER (WHERE expires_at <= lease_now()) AS unswept,
-                   coalesce(extract(epoch FROM lease_now() - min(expires_at) FILTER (WHERE expires_at <= lease_now())), 0)
-                       AS lag_seconds
-            FROM lease WHERE state = 'active'
-            """;
-
-    private static final TypeReference<Map<String, Object>> JSON_OBJECT = new TypeReference<>() {
-    };
-
     /**
      * A key's row, locked until the transaction ends at {@code now}: its tenant and id, the end of its lock-delay
      * when that has not passed (else null; not read by the lock of a lease's key), and whether a request waits for it.
@@ -398,7 +331,7 @@ class LeaseStore {
     sealed interface HandOver {
 
         /** The calling waiting request's row was the first: the key is granted to it, and its row is gone. */
-        record Granted(AtTime lease) implements HandOver {
+        record Granted(LeaseRead lease) implements HandOver {
         }
 
         /**
@@ -414,10 +347,6 @@ class LeaseStore {
     record Expiry(boolean expired, Instant delayedUntil) {
     }
 
-    /** A lease as read at {@code now}, the database time of the statement that read it. */
-    record AtTime(Instant now, Lease lease) {
-    }
-
     /**
      * What a transition statement returns: {@code changed} with the lease as it is now, or unchanged with
      * the lease as it was, read at {@code now}, the time of the decision.
@@ -425,23 +354,14 @@ class LeaseStore {
     record Transition(Instant now, boolean changed, Lease lease) {
     }
 
-    record ListFilter(String tenant, String program, String actor, String targetType, String targetValue,
-                      String operation, String owner, String holder, String state, ListPosition before, int limit) {
-    }
-
-    /**
-     * Where a page of the list ended: its last lease's fencing token and id. Tokens of different keys may be
-     * equal, so the id orders those; a cursor of a version before per-key tokens has no id (null).
-     */
-    record ListPosition(long fencingToken, UUID leaseId) {
-    }
-
     private final JdbcClient jdbc;
     private final JsonMapper json;
+    private final LeaseRows rows;
 
-    LeaseStore(JdbcClient jdbc, JsonMapper json) {
+    LeaseStore(JdbcClient jdbc, JsonMapper json, LeaseRows rows) {
         this.jdbc = jdbc;
         this.json = json;
+        this.rows = rows;
     }
 
     /** Locks the key's row until the transaction ends, first making it if the key is new. */
@@ -494,10 +414,6 @@ class LeaseStore {
         jdbc.sql(NOTIFY_FREED).param("keyIds", keyIds).query(rs -> { });
     }
 
-    Optional<AtTime> byId(UUID leaseId, String tenant) {
-        return jdbc.sql(BY_ID).param("leaseId", leaseId).param("tenant", tenant).query(this::atTime).optional();
-    }
-
     /** The outcomes the functions answer (V11, V13), by their names there in lower case. */
     enum Outcome {
         GRANTED, HELD, DELAYED, RENEWED, RELEASED, UNCHANGED, LOCKED_PATH, NOT_FOUND;
@@ -543,7 +459,7 @@ class LeaseStore {
 
     private Call call(ResultSet rs, int row) throws SQLException {
         return new Call(Outcome.of(rs.getString("outcome")), instant(rs, "now"),
-                rs.getObject("id") == null ? null : lease(rs, row));
+                rs.getObject("id") == null ? null : rows.lease(rs, row));
     }
 
     /** With the key locked: 'granted', or 'unchanged' with the key's active lease, maybe past its expiry. */
@@ -562,7 +478,7 @@ class LeaseStore {
                 .param("offerSeconds", OFFER_SECONDS).param("channel", notify ? FreedKeys.CHANNEL : null)
                 .query((rs, n) -> switch (rs.getString("outcome")) {
                     case "none" -> Optional.<HandOver>empty();
-                    case "granted" -> Optional.<HandOver>of(new HandOver.Granted(atTime(rs, n)));
+                    case "granted" -> Optional.<HandOver>of(new HandOver.Granted(rows.read(rs, n)));
                     case "offered", "on_offer" -> Optional.<HandOver>of(new HandOver.Offered(
                             rs.getObject("id", UUID.class), rs.getString("owner"), rs.getString("holder"),
                             instant(rs, "expires_at"), instant(rs, "now"), rs.getString("outcome").equals("offered")));
@@ -663,33 +579,6 @@ class LeaseStore {
         }).single();
     }
 
-    ActiveCounts activeCounts() {
-        return jdbc.sql(ACTIVE_COUNTS).query((rs, n) -> new ActiveCounts(rs.getLong("active"), rs.getLong("unswept"),
-                rs.getDouble("lag_seconds"))).single();
-    }
-
-    Optional<AtTime> currentOfKey(LeaseKey key) {
-        return jdbc.sql(CURRENT_OF_KEY).params(keyParams(key)).query(this::atTime).optional();
-    }
-
-    /** Up to {@code limit + 1} rows: the one past the page tells whether another page follows. */
-    List<AtTime> listPageAndOneMore(ListFilter f) {
-        return jdbc.sql(LIST)
-                .param("tenant", f.tenant())
-                .param("program", f.program())
-                .param("actor", f.actor())
-                .param("targetType", f.targetType())
-                .param("targetValue", f.targetValue())
-                .param("operation", f.operation())
-                .param("owner", f.owner())
-                .param("holder", f.holder())
-                .param("state", f.state())
-                .param("before", f.before() == null ? null : f.before().fencingToken())
-                .param("beforeId", f.before() == null ? null : f.before().leaseId())
-                .param("limit", f.limit() + 1)
-                .query(this::atTime).list();
-    }
-
     /** Who makes a transition, and in which request: written to its audit event. */
     private static Map<String, Object> by(String principal, Caller caller) {
         var params = new HashMap<String, Object>();
@@ -706,27 +595,12 @@ class LeaseStore {
         return params;
     }
 
-    private static Map<String, Object> keyParams(LeaseKey key) {
-        var params = new HashMap<String, Object>();
-        params.put("tenant", key.tenant());
-        params.put("program", key.program());
-        params.put("targetType", key.target().type().wireName());
-        params.put("targetValue", key.target().value());
-        params.put("actor", key.actor());
-        params.put("operation", key.operation());
-        return params;
-    }
-
     private static KeyLock keyLock(ResultSet rs, int row) throws SQLException {
         return new KeyLock(rs.getString("tenant"), rs.getLong("id"), instant(rs, "now"), instant(rs, "delayed_until"), rs.getBoolean("watched"));
     }
 
-    private AtTime atTime(ResultSet rs, int row) throws SQLException {
-        return new AtTime(instant(rs, "now"), lease(rs, row));
-    }
-
     private Transition transition(ResultSet rs, int row) throws SQLException {
-        return new Transition(instant(rs, "now"), rs.getBoolean("changed"), lease(rs, row));
+        return new Transition(instant(rs, "now"), rs.getBoolean("changed"), rows.lease(rs, row));
     }
 
     /** A transition, and what its statement wrote besides the lease: for {@link #requireTransition}. */
@@ -780,36 +654,4 @@ class LeaseStore {
                 + " (its row counts contradict what it assumed; rolled back)");
     }
 
-    private Lease lease(ResultSet rs, int row) throws SQLException {
-        LeaseKey key = new LeaseKey(
-                rs.getString("tenant"),
-                rs.getString("program"),
-                new Target(TargetType.parse(rs.getString("target_type")), rs.getString("target_value")),
-                rs.getString("actor"),
-                rs.getString("operation"));
-        return new Lease(
-                rs.getObject("id", UUID.class),
-                key,
-                rs.getString("owner"),
-                rs.getString("holder"),
-                rs.getLong("fencing_token"),
-                LeaseState.fromWireName(rs.getString("state")),
-                instant(rs, "acquired_at"),
-                instant(rs, "renewed_at"),
-                instant(rs, "expires_at"),
-                instant(rs, "max_expires_at"),
-                instant(rs, "ended_at"),
-                rs.getString("end_reason"),
-                rs.getInt("ttl_seconds"),
-                rs.getInt("max_lifetime_seconds"),
-                rs.getInt("lock_delay_seconds"),
-                rs.getString("job_id"),
-                rs.getString("trace_id"),
-                new Metadata(json.readValue(rs.getString("metadata"), JSON_OBJECT)));
-    }
-
-    private static Instant instant(ResultSet rs, String column) throws SQLException {
-        OffsetDateTime value = rs.getObject(column, OffsetDateTime.class);
-        return value == null ? null : value.toInstant();
-    }
 }

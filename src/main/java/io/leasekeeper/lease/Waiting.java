@@ -39,13 +39,13 @@ class Waiting {
     }
 
     private final KeyWaiters waiters;
-    private final LeaseStore store;
+    private final LeaseReads reads;
     private final LeaseOperations operations;
     private final Meter.MeterProvider<Timer> waited;
 
-    Waiting(KeyWaiters waiters, LeaseStore store, LeaseOperations operations, MeterRegistry registry) {
+    Waiting(KeyWaiters waiters, LeaseReads reads, LeaseOperations operations, MeterRegistry registry) {
         this.waiters = waiters;
-        this.store = store;
+        this.reads = reads;
         this.operations = operations;
         this.waited = Timer.builder("leasekeeper.wait")
                 .description("How long waiting requests waited, by kind (acquire, watch) and how they ended")
@@ -155,7 +155,7 @@ class Waiting {
      * Answers the lease once it is no longer active (released, revoked, expired by time), or as it is when
      * {@code waitSeconds} pass; a renew does not end the wait.
      */
-    LeaseView watch(UUID leaseId, Caller caller, int waitSeconds, long arrivedNanos, LeaseStore.AtTime first,
+    LeaseView watch(UUID leaseId, Caller caller, int waitSeconds, long arrivedNanos, LeaseRead first,
                     BooleanSupplier clientGone) {
         long deadline = arrivedNanos + TimeUnit.SECONDS.toNanos(waitSeconds);
         Optional<Long> keyId = operations.watchKeyOfLease(leaseId, caller.tenant(), waitSeconds + 1);
@@ -167,7 +167,7 @@ class Waiting {
         try (KeyWaiters.Waiter waiter = joined.get()) {
             while (true) {
                 long readAt = System.nanoTime();
-                LeaseStore.AtTime read = store.byId(leaseId, caller.tenant()).orElse(first);
+                LeaseRead read = reads.byId(leaseId, caller.tenant()).orElse(first);
                 Lease lease = read.lease();
                 if (!lease.activeAt(read.now())) {
                     record("watch", "ended", arrivedNanos);
@@ -191,7 +191,7 @@ class Waiting {
                     throw tenantBusy();
                 }
                 if (wake == KeyWaiters.Wake.CLOSING) {
-                    LeaseStore.AtTime last = store.byId(leaseId, caller.tenant()).orElse(read);
+                    LeaseRead last = reads.byId(leaseId, caller.tenant()).orElse(read);
                     record("watch", "shutdown", arrivedNanos);
                     return LeaseView.of(last.lease(), last.now());
                 }

@@ -85,7 +85,7 @@ class LeasePlansTest {
             params.put("leaseTraceId", null);
 
             Map<String, String> statements = Map.of("END", LeaseStore.END, "EXPIRE", LeaseStore.EXPIRE, "PEEK_KEY", LeaseStore.PEEK_KEY,
-                    "CURRENT_OF_KEY", LeaseStore.CURRENT_OF_KEY);
+                    "CURRENT_OF_KEY", LeaseReads.CURRENT_OF_KEY);
             statements.forEach((name, sql) -> assertThat(plan(db, sql, params)).as(name)
                     .doesNotContain("\"Index Name\": \"lease_due\"")
                     .doesNotContain("\"Index Name\": \"lease_one_active_per_key\"")
