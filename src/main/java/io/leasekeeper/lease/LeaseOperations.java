@@ -35,6 +35,7 @@ public class LeaseOperations {
 
     private final LeaseStore store;
     private final LeaseReads reads;
+    private final WaiterQueue queue;
     private final KeyWaiters waiters;
     private final TenantQuota quota;
     private final Heartbeats heartbeats;
@@ -44,10 +45,11 @@ public class LeaseOperations {
     /** How far ahead a watch mark reaches: twice the longest wait, so that most waits find it long enough. */
     private final int watchHorizon;
 
-    LeaseOperations(LeaseStore store, LeaseReads reads, KeyWaiters waiters, TenantQuota quota, Heartbeats heartbeats,
+    LeaseOperations(LeaseStore store, LeaseReads reads, WaiterQueue queue, KeyWaiters waiters, TenantQuota quota, Heartbeats heartbeats,
                     TransactionTemplate transaction, MeterRegistry registry, LeasekeeperProperties properties) {
         this.store = store;
         this.reads = reads;
+        this.queue = queue;
         this.waiters = waiters;
         this.quota = quota;
         this.heartbeats = heartbeats;
@@ -119,9 +121,9 @@ public class LeaseOperations {
         AcquireResult result = watched.isPresent() ? watched.get() : acquireOrBusy(command, caller, null);
         if (result instanceof AcquireResult.Busy busy) {
             if (watched.isEmpty()) {
-                store.watchKey(caller.tenant(), busy.keyId(), watchSeconds, watchHorizon);
+                queue.watchKey(caller.tenant(), busy.keyId(), watchSeconds, watchHorizon);
             }
-            switch (store.queue(waiterId, busy.keyId(), command, leaseTraceId(command, caller), caller, idempotency)) {
+            switch (queue.queue(waiterId, busy.keyId(), command, leaseTraceId(command, caller), caller, idempotency)) {
                 case QUEUED -> { }
                 case OFFERED -> {
                     return acquireOrBusy(command, caller, waiterId);
@@ -153,7 +155,7 @@ public class LeaseOperations {
         // The key's lock before the row's, as a hand-over takes them (it updates the row under the key's lock):
         // the other order deadlocks with a release offering the key to this very row.
         AcquireResult answer = acquireOrBusy(command, caller, waiterId);
-        store.leaveQueue(caller.tenant(), waiterId); // the row, unless the key was granted to it
+        queue.leaveQueue(caller.tenant(), waiterId); // the row, unless the key was granted to it
         return answer;
     }
 
@@ -164,7 +166,7 @@ public class LeaseOperations {
     @Transactional
     public void abandonQueue(AcquireCommand command, UUID waiterId, Caller caller) {
         LeaseStore.KeyLock key = store.lockKey(command.key()); // before the row's, as in leaveQueue
-        store.leaveQueue(caller.tenant(), waiterId);
+        queue.leaveQueue(caller.tenant(), waiterId);
         handOver(key, null);
     }
 
@@ -175,7 +177,7 @@ public class LeaseOperations {
      * and the queue. Any other key goes the locking way.
      */
     private Optional<AcquireResult.Busy> busyAndWatched(AcquireCommand command, int watchSeconds) {
-        return store.peek(command.key(), watchSeconds).filter(LeaseStore.Peek::watched).map(peek -> {
+        return queue.peek(command.key(), watchSeconds).filter(WaiterQueue.Peek::watched).map(peek -> {
             if (peek.delayedUntil() != null) {
                 return delayed(peek.keyId(), peek.delayedUntil(), peek.now());
             }
@@ -354,7 +356,7 @@ public class LeaseOperations {
      */
     @Transactional
     public Optional<Long> watchKeyOfLease(UUID leaseId, String tenant, int seconds) {
-        return store.watchKeyOfLease(leaseId, tenant, seconds, watchHorizon);
+        return queue.watchKeyOfLease(leaseId, tenant, seconds, watchHorizon);
     }
 
     /** Locks the key of a lease of this tenant, or answers that the tenant has no such lease. */
@@ -386,7 +388,7 @@ public class LeaseOperations {
     /** Someone waits for these keys, just freed by this transaction: tell every instance when it commits. */
     private void freed(String keyIds) {
         if (notifications) {
-            store.notifyFreed(FreedKeys.payload(keyIds));
+            queue.notifyFreed(FreedKeys.payload(keyIds));
         }
     }
 

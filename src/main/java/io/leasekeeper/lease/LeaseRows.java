@@ -1,6 +1,7 @@
 package io.leasekeeper.lease;
 
 import io.leasekeeper.key.LeaseKey;
+import io.leasekeeper.security.Caller;
 import io.leasekeeper.key.Target;
 import io.leasekeeper.key.TargetType;
 import java.sql.ResultSet;
@@ -16,7 +17,8 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * A lease's columns as every statement of the lease feature selects them ({@link #COLUMNS}, {@code l} the lease and
- * {@code k} its key), read back into a {@link Lease}; and a key as statements name it.
+ * {@code k} its key), read back into a {@link Lease}; and a key, an acquire and its caller as the statements'
+ * parameters name them.
  */
 @Component
 class LeaseRows {
@@ -67,6 +69,29 @@ class LeaseRows {
                 rs.getString("job_id"),
                 rs.getString("trace_id"),
                 new Metadata(json.readValue(rs.getString("metadata"), JSON_OBJECT)));
+    }
+
+    /** What an acquire asks for, and who asks: the parameters of the statements that grant or queue it. */
+    Map<String, Object> asked(AcquireCommand command, String leaseTraceId, Caller caller) {
+        Map<String, Object> params = by(caller.subject(), caller);
+        params.put("tenant", command.key().tenant());
+        params.put("holder", command.holder());
+        params.put("ttl", command.ttlSeconds());
+        params.put("maxLifetime", command.maxLifetimeSeconds());
+        params.put("lockDelay", command.lockDelaySeconds());
+        params.put("jobId", command.jobId());
+        params.put("leaseTraceId", leaseTraceId);
+        params.put("metadata", json.writeValueAsString(command.metadata().values()));
+        return params;
+    }
+
+    /** Who makes a transition, and in which request: written to its audit event. */
+    static Map<String, Object> by(String principal, Caller caller) {
+        var params = new HashMap<String, Object>();
+        params.put("principal", principal);
+        params.put("requestId", caller.requestId());
+        params.put("traceId", caller.traceId());
+        return params;
     }
 
     /** The key's parts as the statements' parameters name them. */

@@ -84,7 +84,7 @@ class LeasePlansTest {
             params.put("jobId", null);
             params.put("leaseTraceId", null);
 
-            Map<String, String> statements = Map.of("END", LeaseStore.END, "EXPIRE", LeaseStore.EXPIRE, "PEEK_KEY", LeaseStore.PEEK_KEY,
+            Map<String, String> statements = Map.of("END", LeaseStore.END, "EXPIRE", LeaseStore.EXPIRE, "PEEK_KEY", WaiterQueue.PEEK_KEY,
                     "CURRENT_OF_KEY", LeaseReads.CURRENT_OF_KEY);
             statements.forEach((name, sql) -> assertThat(plan(db, sql, params)).as(name)
                     .doesNotContain("\"Index Name\": \"lease_due\"")

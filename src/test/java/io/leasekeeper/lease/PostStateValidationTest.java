@@ -373,7 +373,7 @@ class PostStateValidationTest extends IntegrationTest {
                 () -> waitingAcquire(writer("bob"), "watched", 1, null));
 
         // Unmarked, the release would neither hand the key over nor notify: bob would wait for nothing.
-        assertInternalError(waiting, output, "LeaseStore.WATCH_KEY");
+        assertInternalError(waiting, output, "WaiterQueue.WATCH_KEY");
         assertThat(watchMarksOfTenant()).isZero();
         assertThat(queueOfTenant()).isEmpty();
         assertThat(leasesOfTenant()).isEqualTo(before);
@@ -386,7 +386,7 @@ class PostStateValidationTest extends IntegrationTest {
         Api.Response watch = whileSkipped("lease_key", "UPDATE", ofTenant("OLD"),
                 () -> api.get("/v1/leases/" + id(lease) + "?waitSeconds=1", reader("carol")));
 
-        assertInternalError(watch, output, "LeaseStore.WATCH_KEY_OF_LEASE");
+        assertInternalError(watch, output, "WaiterQueue.WATCH_KEY_OF_LEASE");
         assertThat(watchMarksOfTenant()).isZero();
     }
 
@@ -398,7 +398,7 @@ class PostStateValidationTest extends IntegrationTest {
         Api.Response waiting = whileSkipped("lease_waiter", "INSERT", ofTenant("NEW"),
                 () -> waitingAcquire(writer("bob"), "queued", 20, null));
 
-        assertInternalError(waiting, output, "LeaseStore.QUEUE");
+        assertInternalError(waiting, output, "WaiterQueue.QUEUE");
         assertThat(queueOfTenant()).isEmpty();
         assertThat(watchMarksOfTenant()).as("the key's watch mark, written in the same try").isZero();
         assertThat(leasesOfTenant()).isEqualTo(before);
@@ -416,7 +416,7 @@ class PostStateValidationTest extends IntegrationTest {
 
         assertThat(other.status()).as(other.raw()).isEqualTo(422);
         assertThat(other.code()).isEqualTo("IDEMPOTENCY_KEY_REUSED");
-        assertThat(output.getOut() + output.getErr()).doesNotContain("LeaseStore.QUEUE on ");
+        assertThat(output.getOut() + output.getErr()).doesNotContain("WaiterQueue.QUEUE on ");
         assertThat(queueOfTenant()).isEqualTo(queued);
         assertThat(release(writer("alice"), id(held), token(held)).status()).isEqualTo(200);
         assertThat(answerOf(first).status()).isEqualTo(201);
@@ -479,7 +479,7 @@ class PostStateValidationTest extends IntegrationTest {
                 () -> waitingAcquire(writer("bob"), "leave", 1, null));
 
         // Left in the queue, the row could be offered the key, which no request would take until the offer lapsed.
-        assertInternalError(waiting, output, "LeaseStore.LEAVE_QUEUE");
+        assertInternalError(waiting, output, "WaiterQueue.LEAVE_QUEUE");
         assertThat(leasesOfTenant()).isEqualTo(before);
         assertThat(queueOfTenant()).as("bob's row, its deletion rolled back").hasSize(1)
                 .allSatisfy(row -> assertThat(row.get("offered_until")).isNull());
@@ -501,7 +501,7 @@ class PostStateValidationTest extends IntegrationTest {
             }
             // No one reads the request's answer: its log says why it failed.
             await().atMost(Duration.ofSeconds(10)).until(() ->
-                    (output.getOut() + output.getErr()).contains("LeaseStore.LEAVE_QUEUE on "));
+                    (output.getOut() + output.getErr()).contains("WaiterQueue.LEAVE_QUEUE on "));
             return null;
         });
 
