@@ -4,6 +4,7 @@ import static io.leasekeeper.web.ErrorCode.LEASE_NOT_ACTIVE;
 import static io.leasekeeper.web.ErrorCode.LEASE_NOT_FOUND;
 import static io.leasekeeper.web.ErrorCode.VALIDATION_FAILED;
 
+import io.leasekeeper.idempotency.IdempotencyStore;
 import io.leasekeeper.openapi.ProblemCodes;
 import io.leasekeeper.security.Caller;
 import io.swagger.v3.oas.annotations.Operation;
@@ -45,7 +46,9 @@ class AdminLeaseController {
                              HttpServletRequest request) {
         var id = LeaseController.leaseId(leaseId);
         String reason = requests.revokeReason(body);
-        return LeaseController.answer(idempotent.write(idempotencyKey, admin, "POST", request.getRequestURI(), body,
-                () -> operations.revoke(id, reason, admin)));
+        IdempotencyStore.Request idempotency = idempotent.request(idempotencyKey, admin, "POST",
+                request.getRequestURI(), body);
+        return LeaseAnswers.of(idempotent.run(idempotency, admin, () -> operations.revoke(id, reason, admin)), null,
+                request);
     }
 }

@@ -14,14 +14,12 @@ import static io.leasekeeper.web.ErrorCode.VALIDATION_FAILED;
 
 import io.leasekeeper.audit.AuditLog;
 import io.leasekeeper.audit.LeaseEvent;
-import io.leasekeeper.idempotency.IdempotencyKeys;
 import io.leasekeeper.idempotency.IdempotencyStore;
 import io.leasekeeper.openapi.ProblemCodes;
 import io.leasekeeper.security.Caller;
 import io.leasekeeper.web.ApiException;
 import io.leasekeeper.web.ClientConnections;
 import io.leasekeeper.web.ErrorCode;
-import io.leasekeeper.web.Problems;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.Parameter;
 import io.swagger.v3.oas.annotations.media.Content;
@@ -29,12 +27,8 @@ import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import io.swagger.v3.oas.annotations.tags.Tag;
 import jakarta.servlet.http.HttpServletRequest;
-import java.net.URI;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
-import org.springframework.http.HttpHeaders;
-import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
@@ -97,37 +91,9 @@ class LeaseController {
         AcquireCommand command = requests.acquire(body, caller.tenant());
         IdempotencyStore.Request idempotency = idempotent.request(idempotencyKey, caller, "POST",
                 request.getRequestURI(), body);
-        // Each try is its own transaction (with its Idempotency-Key claim): a waiting acquire holds nothing between tries.
-        Waiting.Attempt attempt = operation -> idempotent.run(idempotency, caller, operation, result ->
-                result instanceof AcquireResult.Granted g ? new IdempotentCalls.Success(201, g.lease().id()) : null);
-        IdempotentCalls.Outcome<AcquireResult> outcome = command.waitSeconds() == 0
-                ? attempt.run(() -> operations.acquireIfFree(command, caller))
-                : waiting.acquire(command, caller, idempotency, arrived, attempt,
-                        () -> ClientConnections.closedByClient(request));
-        return outcome.replay() != null ? replayed(outcome.replay()) : answer(outcome.fresh(), command, request);
-    }
-
-    private static ResponseEntity<?> answer(AcquireResult result, AcquireCommand command, HttpServletRequest request) {
-        return switch (result) {
-            case AcquireResult.Granted g -> ResponseEntity.created(URI.create("/v1/leases/" + g.lease().id()))
-                    .body(LeaseView.of(g.lease(), g.now()));
-            case AcquireResult.Held h -> leaseHeld(h, command, request);
-            case AcquireResult.Delayed d -> lockDelayed(d, command, request);
-        };
-    }
-
-    /** A renew's, release's or revoke's answer, made after its commit: 200 with the lease, or the first answer replayed. */
-    static ResponseEntity<?> answer(IdempotentCalls.Outcome<LeaseView> outcome) {
-        return outcome.replay() != null ? replayed(outcome.replay()) : ResponseEntity.ok(outcome.fresh());
-    }
-
-    /** A retry's answer: the first request's status, with the lease as it is now. */
-    private static ResponseEntity<?> replayed(IdempotentCalls.Replay replay) {
-        var builder = ResponseEntity.status(replay.status()).header(IdempotencyKeys.REPLAYED_HEADER, "true");
-        if (replay.status() == 201) {
-            builder.header(HttpHeaders.LOCATION, "/v1/leases/" + replay.lease().leaseId());
-        }
-        return builder.body(replay.lease());
+        LeaseOutcome outcome = waiting.acquire(command, caller, idempotency, arrived,
+                () -> ClientConnections.closedByClient(request));
+        return LeaseAnswers.of(outcome, command.key(), request);
     }
 
     @PostMapping("/{leaseId}/renew")
@@ -145,8 +111,10 @@ class LeaseController {
         UUID id = leaseId(leaseId);
         long token = requests.fencingToken(body == null ? null : body.fencingToken());
         Integer ttl = requests.renewTtl(body.ttlSeconds());
-        return answer(idempotent.write(idempotencyKey, caller, "POST", request.getRequestURI(), body,
-                () -> operations.renew(id, token, ttl, caller)));
+        IdempotencyStore.Request idempotency = idempotent.request(idempotencyKey, caller, "POST",
+                request.getRequestURI(), body);
+        return LeaseAnswers.of(idempotent.run(idempotency, caller, () -> operations.renew(id, token, ttl, caller)),
+                null, request);
     }
 
     @PostMapping("/{leaseId}/release")
@@ -162,8 +130,10 @@ class LeaseController {
                               HttpServletRequest request) {
         UUID id = leaseId(leaseId);
         long token = requests.fencingToken(body == null ? null : body.fencingToken());
-        return answer(idempotent.write(idempotencyKey, caller, "POST", request.getRequestURI(), body,
-                () -> operations.releaseIfHeld(id, token, caller)));
+        IdempotencyStore.Request idempotency = idempotent.request(idempotencyKey, caller, "POST",
+                request.getRequestURI(), body);
+        return LeaseAnswers.of(idempotent.run(idempotency, caller, () -> operations.releaseIfHeld(id, token, caller)),
+                null, request);
     }
 
     @GetMapping("/{leaseId}")
@@ -236,31 +206,6 @@ class LeaseController {
         List<LeaseEvent> items = more ? events.subList(0, page.limit()) : events;
         String next = more ? LeaseRequests.historyCursor(items.getLast().eventId()) : null;
         return new EventPage(items, next);
-    }
-
-    private static ResponseEntity<ProblemDetail> leaseHeld(AcquireResult.Held held, AcquireCommand command,
-                                                           HttpServletRequest request) {
-        ProblemDetail problem = Problems.of(ErrorCode.LEASE_HELD,
-                "The key " + command.key().canonical() + " is held by another lease.", request);
-        problem.setProperty("holder", Map.of("owner", held.owner(), "holder", held.holder(),
-                "expiresAt", held.expiresAt(), "remainingMs", held.remainingMs()));
-        return busy(problem, held.remainingMs());
-    }
-
-    private static ResponseEntity<ProblemDetail> lockDelayed(AcquireResult.Delayed delayed, AcquireCommand command,
-                                                             HttpServletRequest request) {
-        ProblemDetail problem = Problems.of(ErrorCode.LOCK_DELAYED, "The key " + command.key().canonical()
-                + " is in the lock-delay of a lease that ended involuntarily.", request);
-        problem.setProperty("availableAt", delayed.availableAt());
-        return busy(problem, delayed.remainingMs());
-    }
-
-    /** A 409 for a busy key, with Retry-After in whole seconds, rounded up. */
-    private static ResponseEntity<ProblemDetail> busy(ProblemDetail problem, long remainingMs) {
-        long retryAfterSeconds = Math.max(1, (remainingMs + 999) / 1000);
-        return ResponseEntity.status(problem.getStatus())
-                .header(HttpHeaders.RETRY_AFTER, Long.toString(retryAfterSeconds))
-                .body(problem);
     }
 
     private static final java.util.regex.Pattern CANONICAL_UUID =

@@ -6,7 +6,6 @@ import io.leasekeeper.idempotency.IdempotencyStore;
 import io.leasekeeper.security.Caller;
 import io.leasekeeper.wait.FreedKeys;
 import io.leasekeeper.wait.KeyWaiters;
-import io.leasekeeper.web.ApiException;
 import io.leasekeeper.web.ErrorCode;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -72,14 +71,14 @@ public class LeaseOperations {
      * One call (lease_acquire) grants or answers busy; a key someone waits for or watches, or whose lease has
      * passed its TTL unrecorded, and a grant the quota may refuse take the locking path, one transaction.
      */
-    public AcquireResult acquireIfFree(AcquireCommand command, Caller caller) {
+    public LeaseOutcome acquireIfFree(AcquireCommand command, Caller caller) {
         String tenant = caller.tenant();
         if (quota.reserve(tenant)) {
-            AcquireResult answered = null;
+            LeaseOutcome answered = null;
             try {
                 answered = acquireInOneCall(command, caller);
             } finally {
-                if (!(answered instanceof AcquireResult.Granted)) {
+                if (!(answered instanceof LeaseOutcome.Granted)) {
                     quota.unreserve(tenant);
                 }
             }
@@ -91,12 +90,12 @@ public class LeaseOperations {
     }
 
     /** The acquire's one call; null when it left the key to the locking path, having changed nothing. */
-    private AcquireResult acquireInOneCall(AcquireCommand command, Caller caller) {
+    private LeaseOutcome acquireInOneCall(AcquireCommand command, Caller caller) {
         LeaseStore.Acquired acquired = store.acquire(command, leaseTraceId(command, caller), caller);
         LeaseStore.Call call = acquired.call();
         return switch (call.outcome()) {
-            case GRANTED -> new AcquireResult.Granted(call.lease(), call.now());
-            case HELD -> new AcquireResult.Held(acquired.keyId(), call.lease().owner(), call.lease().holder(),
+            case GRANTED -> new LeaseOutcome.Granted(call.lease(), call.now());
+            case HELD -> new LeaseOutcome.Held(acquired.keyId(), call.lease().owner(), call.lease().holder(),
                     call.lease().expiresAt(), call.lease().remainingMillisAt(call.now()));
             case DELAYED -> delayed(acquired.keyId(), acquired.delayedUntil(), call.now());
             case LOCKED_PATH -> null;
@@ -114,12 +113,12 @@ public class LeaseOperations {
      * different request, while a row of the first is in the queue, is 422 IDEMPOTENCY_KEY_REUSED.
      */
     @Transactional
-    public AcquireResult acquireOrQueue(AcquireCommand command, Caller caller, UUID waiterId,
+    public LeaseOutcome acquireOrQueue(AcquireCommand command, Caller caller, UUID waiterId,
                                         IdempotencyStore.Request idempotency) {
         int watchSeconds = command.waitSeconds() + 1;
-        Optional<AcquireResult.Busy> watched = busyAndWatched(command, watchSeconds);
-        AcquireResult result = watched.isPresent() ? watched.get() : acquireOrBusy(command, caller, null);
-        if (result instanceof AcquireResult.Busy busy) {
+        Optional<LeaseOutcome.Busy> watched = busyAndWatched(command, watchSeconds);
+        LeaseOutcome result = watched.isPresent() ? watched.get() : acquireOrBusy(command, caller, null);
+        if (result instanceof LeaseOutcome.Busy busy) {
             if (watched.isEmpty()) {
                 queue.watchKey(caller.tenant(), busy.keyId(), watchSeconds, watchHorizon);
             }
@@ -128,9 +127,10 @@ public class LeaseOperations {
                 case OFFERED -> {
                     return acquireOrBusy(command, caller, waiterId);
                 }
-                case KEY_REUSED -> // the idempotency record could not refuse it: a busy try gives its claim up
-                        throw new ApiException(ErrorCode.IDEMPOTENCY_KEY_REUSED,
-                                "This Idempotency-Key was used for a different request.");
+                case KEY_REUSED -> { // the idempotency record could not refuse it: a busy try gives its claim up
+                    return new LeaseOutcome.Refused(ErrorCode.IDEMPOTENCY_KEY_REUSED,
+                            "This Idempotency-Key was used for a different request.");
+                }
             }
         }
         return result;
@@ -142,7 +142,7 @@ public class LeaseOperations {
      * where a free key is offered to the first row of the queue.
      */
     @Transactional
-    public AcquireResult tryQueued(AcquireCommand command, Caller caller, UUID waiterId) {
+    public LeaseOutcome tryQueued(AcquireCommand command, Caller caller, UUID waiterId) {
         return acquireOrBusy(command, caller, waiterId);
     }
 
@@ -151,10 +151,10 @@ public class LeaseOperations {
      * (or free, with its row first), else leaves the key's queue with a 1.0 acquire's answer.
      */
     @Transactional
-    public AcquireResult leaveQueue(AcquireCommand command, Caller caller, UUID waiterId) {
+    public LeaseOutcome leaveQueue(AcquireCommand command, Caller caller, UUID waiterId) {
         // The key's lock before the row's, as a hand-over takes them (it updates the row under the key's lock):
         // the other order deadlocks with a release offering the key to this very row.
-        AcquireResult answer = acquireOrBusy(command, caller, waiterId);
+        LeaseOutcome answer = acquireOrBusy(command, caller, waiterId);
         queue.leaveQueue(caller.tenant(), waiterId); // the row, unless the key was granted to it
         return answer;
     }
@@ -176,13 +176,13 @@ public class LeaseOperations {
      * lock and its commit behind the holder's). Whatever frees the key later holds its lock and sees the mark
      * and the queue. Any other key goes the locking way.
      */
-    private Optional<AcquireResult.Busy> busyAndWatched(AcquireCommand command, int watchSeconds) {
+    private Optional<LeaseOutcome.Busy> busyAndWatched(AcquireCommand command, int watchSeconds) {
         return queue.peek(command.key(), watchSeconds).filter(WaiterQueue.Peek::watched).map(peek -> {
             if (peek.delayedUntil() != null) {
                 return delayed(peek.keyId(), peek.delayedUntil(), peek.now());
             }
             if (peek.expiresAt() != null) {
-                return new AcquireResult.Held(peek.keyId(), peek.owner(), peek.holder(), peek.expiresAt(),
+                return new LeaseOutcome.Held(peek.keyId(), peek.owner(), peek.holder(), peek.expiresAt(),
                         peek.expiresAt().toEpochMilli() - peek.now().toEpochMilli());
             }
             return null;
@@ -193,14 +193,14 @@ public class LeaseOperations {
      * With the key locked: a free key goes first to its queue of waiting acquires, when anyone waits for it
      * ({@code waiterId}: this request is one of them), else to this request.
      */
-    private AcquireResult acquireOrBusy(AcquireCommand command, Caller caller, UUID waiterId) {
+    private LeaseOutcome acquireOrBusy(AcquireCommand command, Caller caller, UUID waiterId) {
         LeaseStore.KeyLock key = store.lockKey(command.key());
         if (key.delayedUntil() != null) {
             return delayed(key.id(), key.delayedUntil(), key.now());
         }
         boolean queued = key.watched() || waiterId != null;
         if (queued) {
-            Optional<AcquireResult> handed = handOver(key, waiterId);
+            Optional<LeaseOutcome> handed = handOver(key, waiterId);
             if (handed.isPresent()) {
                 return handed.get();
             }
@@ -211,7 +211,7 @@ public class LeaseOperations {
             Lease active = acquire.lease();
             Instant now = acquire.now();
             if (active.activeAt(now)) {
-                return new AcquireResult.Held(key.id(), active.owner(), active.holder(), active.expiresAt(),
+                return new LeaseOutcome.Held(key.id(), active.owner(), active.holder(), active.expiresAt(),
                         active.remainingMillisAt(now));
             }
             // Past its TTL, not yet recorded by the sweeper: record its expiry, then the key is free, unless
@@ -228,7 +228,7 @@ public class LeaseOperations {
                 return delayed(key.id(), expiry.delayedUntil(), now);
             }
             if (queued) {
-                Optional<AcquireResult> handed = handOver(key, waiterId);
+                Optional<LeaseOutcome> handed = handOver(key, waiterId);
                 if (handed.isPresent()) {
                     return handed.get();
                 }
@@ -242,7 +242,7 @@ public class LeaseOperations {
             throw acquire.unexpected("lease_acquire_locked");
         }
         quota.afterGrant(caller.tenant()); // refused: the grant rolls back with the transaction
-        return new AcquireResult.Granted(acquire.lease(), acquire.now());
+        return new LeaseOutcome.Granted(acquire.lease(), acquire.now());
     }
 
     /**
@@ -250,15 +250,15 @@ public class LeaseOperations {
      * the waiting request ({@code waiterId}) whose row gets the key, else held, while the key is offered to another
      * row; empty when the key is not free or no one waits for it.
      */
-    private Optional<AcquireResult> handOver(LeaseStore.KeyLock key, UUID waiterId) {
+    private Optional<LeaseOutcome> handOver(LeaseStore.KeyLock key, UUID waiterId) {
         return store.handOver(key.tenant(), key.id(), waiterId, notifications).map(handed -> switch (handed) {
-            case LeaseStore.HandOver.Granted granted -> new AcquireResult.Granted(granted.lease().lease(),
+            case LeaseStore.HandOver.Granted granted -> new LeaseOutcome.Granted(granted.lease().lease(),
                     granted.lease().now());
             case LeaseStore.HandOver.Offered offer -> {
                 if (offer.made()) {
                     offered(offer.waiterId());
                 }
-                yield new AcquireResult.Held(key.id(), offer.owner(), offer.holder(), offer.until(),
+                yield new LeaseOutcome.Held(key.id(), offer.owner(), offer.holder(), offer.until(),
                         offer.until().toEpochMilli() - offer.now().toEpochMilli());
             }
         });
@@ -269,85 +269,99 @@ public class LeaseOperations {
         return command.traceId() != null ? command.traceId() : caller.traceId();
     }
 
-    private static AcquireResult.Delayed delayed(long keyId, Instant availableAt, Instant now) {
-        return new AcquireResult.Delayed(keyId, availableAt, availableAt.toEpochMilli() - now.toEpochMilli());
+    private static LeaseOutcome.Delayed delayed(long keyId, Instant availableAt, Instant now) {
+        return new LeaseOutcome.Delayed(keyId, availableAt, availableAt.toEpochMilli() - now.toEpochMilli());
     }
 
     /** Extends an active lease of the caller, in one call; {@code ttlSeconds} null keeps the lease's TTL. */
-    public LeaseView renew(UUID leaseId, long fencingToken, Integer ttlSeconds, Caller caller) {
-        LeaseStore.Renewal renewal = store.renew(leaseId, fencingToken, ttlSeconds, caller)
-                .orElseThrow(() -> notFound(leaseId));
-        LeaseStore.Call renew = renewal.call();
-        switch (renew.outcome()) {
-            case RENEWED -> heartbeats.record(renewal.beat());
-            case UNCHANGED -> {
-                requireOwnerAndToken(renew.lease(), fencingToken, caller);
-                requireActive(renew.lease(), renew.now());
-                throw changedUnderLock("lease_renew", leaseId);
-            }
-            default -> throw renew.unexpected("lease_renew");
+    public LeaseOutcome renew(UUID leaseId, long fencingToken, Integer ttlSeconds, Caller caller) {
+        Optional<LeaseStore.Renewal> renewal = store.renew(leaseId, fencingToken, ttlSeconds, caller);
+        if (renewal.isEmpty()) {
+            return notFound(leaseId);
         }
-        return LeaseView.of(renew.lease(), renew.now());
+        LeaseStore.Call renew = renewal.get().call();
+        return switch (renew.outcome()) {
+            case RENEWED -> {
+                heartbeats.record(renewal.get().beat());
+                yield new LeaseOutcome.Changed(renew.lease(), renew.now());
+            }
+            case UNCHANGED -> refused(renew.lease(), renew.now(), fencingToken, caller)
+                    .orElseThrow(() -> changedUnderLock("lease_renew", leaseId));
+            default -> throw renew.unexpected("lease_renew");
+        };
     }
 
     /**
      * Compare-and-delete: ends the caller's active lease. Releasing an already released lease answers it again.
      * One call (lease_release); a key someone waits for or watches takes the locking path, which hands it over.
      */
-    public LeaseView releaseIfHeld(UUID leaseId, long fencingToken, Caller caller) {
-        LeaseStore.Call release = store.releaseInOneCall(leaseId, fencingToken, caller)
-                .orElseThrow(() -> notFound(leaseId));
+    public LeaseOutcome releaseIfHeld(UUID leaseId, long fencingToken, Caller caller) {
+        Optional<LeaseStore.Call> called = store.releaseInOneCall(leaseId, fencingToken, caller);
+        if (called.isEmpty()) {
+            return notFound(leaseId);
+        }
+        LeaseStore.Call release = called.get();
         return switch (release.outcome()) {
-            case RELEASED -> LeaseView.of(release.lease(), release.now());
+            case RELEASED -> new LeaseOutcome.Changed(release.lease(), release.now());
             case UNCHANGED -> unreleased(release.lease(), release.now(), fencingToken, caller);
             case LOCKED_PATH -> transaction.execute(tx -> releaseLocked(leaseId, fencingToken, caller));
             default -> throw release.unexpected("lease_release");
         };
     }
 
-    private LeaseView releaseLocked(UUID leaseId, long fencingToken, Caller caller) {
-        LeaseStore.KeyLock key = lockKeyOfLease(leaseId, caller.tenant());
-        LeaseStore.Transition release = store.release(leaseId, fencingToken, caller)
-                .orElseThrow(() -> notFound(leaseId));
+    private LeaseOutcome releaseLocked(UUID leaseId, long fencingToken, Caller caller) {
+        Optional<LeaseStore.KeyLock> key = store.lockKeyOfLease(leaseId, caller.tenant());
+        Optional<LeaseStore.Transition> released = key.flatMap(k -> store.release(leaseId, fencingToken, caller));
+        if (released.isEmpty()) {
+            return notFound(leaseId);
+        }
+        LeaseStore.Transition release = released.get();
         if (!release.changed()) {
             return unreleased(release.lease(), release.now(), fencingToken, caller);
         }
-        if (key.watched()) {
-            freedOrHandedOver(key);
+        if (key.get().watched()) {
+            freedOrHandedOver(key.get());
         }
-        return LeaseView.of(release.lease(), release.now());
+        return new LeaseOutcome.Changed(release.lease(), release.now());
     }
 
     /** A release that changed nothing: answered again when the lease is released already, else refused. */
-    private static LeaseView unreleased(Lease lease, Instant now, long fencingToken, Caller caller) {
-        requireOwnerAndToken(lease, fencingToken, caller);
-        if (lease.stateAt(now) != LeaseState.RELEASED) {
-            requireActive(lease, now);
-            throw changedUnderLock("END (released)", lease.id());
+    private static LeaseOutcome unreleased(Lease lease, Instant now, long fencingToken, Caller caller) {
+        Optional<LeaseOutcome.Refused> notTheirs = notOwnerOrToken(lease, fencingToken, caller);
+        if (notTheirs.isPresent()) {
+            return notTheirs.get();
         }
-        return LeaseView.of(lease, now);
+        if (lease.stateAt(now) == LeaseState.RELEASED) {
+            return new LeaseOutcome.Changed(lease, now);
+        }
+        return ended(lease, now).orElseThrow(() -> changedUnderLock("END (released)", lease.id()));
     }
 
     /** An admin ends an active lease of its tenant; the key is free at once. */
     @Transactional
-    public LeaseView revoke(UUID leaseId, String reason, Caller admin) {
-        LeaseStore.KeyLock key = lockKeyOfLease(leaseId, admin.tenant());
-        LeaseStore.Transition revoke = store.revoke(leaseId, reason, admin).orElseThrow(() -> notFound(leaseId));
-        if (revoke.changed() && key.watched()) {
-            if (revoke.lease().lockDelaySeconds() > 0) {
-                freed(Long.toString(key.id())); // delayed: the waiters try when the delay ends
-            } else {
-                freedOrHandedOver(key);
-            }
+    public LeaseOutcome revoke(UUID leaseId, String reason, Caller admin) {
+        Optional<LeaseStore.KeyLock> key = store.lockKeyOfLease(leaseId, admin.tenant());
+        Optional<LeaseStore.Transition> revoked = key.flatMap(k -> store.revoke(leaseId, reason, admin));
+        if (revoked.isEmpty()) {
+            return notFound(leaseId);
         }
+        LeaseStore.Transition revoke = revoked.get();
         if (!revoke.changed()) {
             LeaseState state = revoke.lease().stateAt(revoke.now());
             if (state == LeaseState.ACTIVE) {
                 throw changedUnderLock("END (revoked)", leaseId);
             }
-            throw new ApiException(ErrorCode.LEASE_NOT_ACTIVE, "Lease " + leaseId + " is " + state.wireName() + ".");
+            return new LeaseOutcome.Refused(ErrorCode.LEASE_NOT_ACTIVE,
+                    "Lease " + leaseId + " is " + state.wireName() + ".");
         }
-        return LeaseView.of(revoke.lease(), revoke.now());
+        if (key.get().watched()) {
+            if (revoke.lease().lockDelaySeconds() > 0) {
+                freed(Long.toString(key.get().id())); // delayed: the waiters try when the delay ends
+            } else {
+                freedOrHandedOver(key.get());
+            }
+        }
+        return new LeaseOutcome.Changed(revoke.lease(), revoke.now());
     }
 
     /**
@@ -357,11 +371,6 @@ public class LeaseOperations {
     @Transactional
     public Optional<Long> watchKeyOfLease(UUID leaseId, String tenant, int seconds) {
         return queue.watchKeyOfLease(leaseId, tenant, seconds, watchHorizon);
-    }
-
-    /** Locks the key of a lease of this tenant, or answers that the tenant has no such lease. */
-    private LeaseStore.KeyLock lockKeyOfLease(UUID leaseId, String tenant) {
-        return store.lockKeyOfLease(leaseId, tenant).orElseThrow(() -> notFound(leaseId));
     }
 
     /** With the key locked and just freed by this transaction: offers it to its queue, or says it is free. */
@@ -392,29 +401,36 @@ public class LeaseOperations {
         }
     }
 
-    /** Why an owner's transition changed nothing, checked first: the caller owns the lease, then the token is its own. */
-    private static void requireOwnerAndToken(Lease lease, long fencingToken, Caller caller) {
+    /** Why an owner's transition changed nothing: the caller is not the owner, the token is not the lease's, or it ended. */
+    private static Optional<LeaseOutcome.Refused> refused(Lease lease, Instant now, long fencingToken, Caller caller) {
+        return notOwnerOrToken(lease, fencingToken, caller).or(() -> ended(lease, now));
+    }
+
+    /** Checked first: the caller owns the lease, then the token is its own. */
+    private static Optional<LeaseOutcome.Refused> notOwnerOrToken(Lease lease, long fencingToken, Caller caller) {
         if (!lease.owner().equals(caller.subject())) {
-            throw new ApiException(ErrorCode.NOT_LEASE_OWNER, "Only the owner of lease " + lease.id() + " may do this.");
+            return Optional.of(new LeaseOutcome.Refused(ErrorCode.NOT_LEASE_OWNER,
+                    "Only the owner of lease " + lease.id() + " may do this."));
         }
         if (lease.fencingToken() != fencingToken) {
-            throw new ApiException(ErrorCode.FENCING_TOKEN_MISMATCH,
-                    "The fencing token does not match lease " + lease.id() + ".");
+            return Optional.of(new LeaseOutcome.Refused(ErrorCode.FENCING_TOKEN_MISMATCH,
+                    "The fencing token does not match lease " + lease.id() + "."));
         }
+        return Optional.empty();
     }
 
-    /** An ended lease answers 410 with why it ended; an expired one is never revived. */
-    private static void requireActive(Lease lease, Instant now) {
-        switch (lease.stateAt(now)) {
-            case ACTIVE -> { }
-            case EXPIRED -> throw new ApiException(ErrorCode.LEASE_EXPIRED, "Lease " + lease.id() + " has expired.");
-            case RELEASED -> throw new ApiException(ErrorCode.LEASE_RELEASED, "Lease " + lease.id() + " was released.");
-            case REVOKED -> throw new ApiException(ErrorCode.LEASE_REVOKED, "Lease " + lease.id() + " was revoked.");
-        }
+    /** An ended lease is refused with why it ended (410); an expired one is never revived. Empty: it is active. */
+    private static Optional<LeaseOutcome.Refused> ended(Lease lease, Instant now) {
+        return Optional.ofNullable(switch (lease.stateAt(now)) {
+            case ACTIVE -> null;
+            case EXPIRED -> new LeaseOutcome.Refused(ErrorCode.LEASE_EXPIRED, "Lease " + lease.id() + " has expired.");
+            case RELEASED -> new LeaseOutcome.Refused(ErrorCode.LEASE_RELEASED, "Lease " + lease.id() + " was released.");
+            case REVOKED -> new LeaseOutcome.Refused(ErrorCode.LEASE_REVOKED, "Lease " + lease.id() + " was revoked.");
+        });
     }
 
-    private static ApiException notFound(UUID leaseId) {
-        return new ApiException(ErrorCode.LEASE_NOT_FOUND, "No lease " + leaseId + ".");
+    private static LeaseOutcome.Refused notFound(UUID leaseId) {
+        return new LeaseOutcome.Refused(ErrorCode.LEASE_NOT_FOUND, "No lease " + leaseId + ".");
     }
 
     /** A write under the key lock that changed nothing means the locking rule was broken: fail, never pretend. */

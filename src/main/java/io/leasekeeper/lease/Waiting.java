@@ -29,24 +29,23 @@ import org.springframework.stereotype.Component;
 @Component
 class Waiting {
 
-    /** One try of an acquire: what it found, or the first answer an Idempotency-Key replayed. */
-    private static boolean granted(IdempotentCalls.Outcome<AcquireResult> tried) {
-        return tried.replay() != null || tried.fresh() instanceof AcquireResult.Granted;
-    }
-
-    private static AcquireResult.Busy busy(IdempotentCalls.Outcome<AcquireResult> tried) {
-        return (AcquireResult.Busy) tried.fresh();
+    /** A try that took the key: granted now, or the grant an Idempotency-Key replayed. */
+    private static boolean granted(LeaseOutcome tried) {
+        return tried instanceof LeaseOutcome.Granted || tried instanceof LeaseOutcome.Replayed;
     }
 
     private final KeyWaiters waiters;
     private final LeaseReads reads;
     private final LeaseOperations operations;
+    private final IdempotentCalls idempotent;
     private final Meter.MeterProvider<Timer> waited;
 
-    Waiting(KeyWaiters waiters, LeaseReads reads, LeaseOperations operations, MeterRegistry registry) {
+    Waiting(KeyWaiters waiters, LeaseReads reads, LeaseOperations operations, IdempotentCalls idempotent,
+            MeterRegistry registry) {
         this.waiters = waiters;
         this.reads = reads;
         this.operations = operations;
+        this.idempotent = idempotent;
         this.waited = Timer.builder("leasekeeper.wait")
                 .description("How long waiting requests waited, by kind (acquire, watch) and how they ended")
                 .publishPercentileHistogram().maximumExpectedValue(Duration.ofSeconds(60))
@@ -59,22 +58,21 @@ class Waiting {
      */
     private static final long CLIENT_CHECK_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-    /** Runs one operation of an acquire as a try, under the request's Idempotency-Key. */
-    interface Attempt {
-        IdempotentCalls.Outcome<AcquireResult> run(Supplier<AcquireResult> operation);
-    }
-
     /**
-     * Tries the key; while it is busy, the request's row waits in the key's queue in the database, and the
+     * An acquire, each try its own transaction under the request's Idempotency-Key (a waiting acquire holds
+     * nothing between tries). With {@code waitSeconds} 0 it tries once. Else it tries the key; while it is busy, the request's row waits in the key's queue in the database, and the
      * request sleeps until a transaction offers the key to that row, or the key may be free (this request is
      * the longest-waiting one of the instance, and the key was freed without a hand-over or its holder's
      * expiry passed), until {@code arrivedNanos + waitSeconds}. At least every second, and before each try (which may
      * grant it the key), it looks at its client's connection: one that has gone leaves the queue, declining the key
      * if it was offered to it, which then goes to the next in the queue.
      */
-    IdempotentCalls.Outcome<AcquireResult> acquire(AcquireCommand command, Caller caller,
-                                                   IdempotencyStore.Request idempotency,
-                              long arrivedNanos, Attempt attempt, BooleanSupplier clientGone) {
+    LeaseOutcome acquire(AcquireCommand command, Caller caller, IdempotencyStore.Request idempotency,
+                         long arrivedNanos, BooleanSupplier clientGone) {
+        Attempt attempt = operation -> idempotent.run(idempotency, caller, operation);
+        if (command.waitSeconds() == 0) {
+            return attempt.run(() -> operations.acquireIfFree(command, caller));
+        }
         long deadline = arrivedNanos + TimeUnit.SECONDS.toNanos(command.waitSeconds());
         Optional<KeyWaiters.Waiter> admitted = admit(() -> waiters.acquirer(caller.tenant()));
         if (admitted.isEmpty()) { // waiting off, or shutting down: answered as a non-waiting acquire
@@ -83,15 +81,17 @@ class Waiting {
         try (KeyWaiters.Waiter waiter = admitted.get()) {
             UUID id = waiter.id();
             long triedAt = System.nanoTime();
-            IdempotentCalls.Outcome<AcquireResult> tried =
-                    attempt.run(() -> operations.acquireOrQueue(command, caller, id, idempotency));
+            LeaseOutcome tried = attempt.run(() -> operations.acquireOrQueue(command, caller, id, idempotency));
             if (granted(tried)) {
                 waiter.tookKey();
                 return tried;
             }
-            waiter.waitFor(busy(tried).keyId(), triedAt);
+            if (!(tried instanceof LeaseOutcome.Busy busy)) {
+                return tried; // refused
+            }
+            waiter.waitFor(busy.keyId(), triedAt);
             try {
-                return waitQueued(waiter, tried, triedAt, deadline, command, caller, arrivedNanos,
+                return waitQueued(waiter, busy, triedAt, deadline, command, caller, arrivedNanos,
                         attempt, clientGone);
             } catch (RuntimeException failed) {
                 // The request fails (the database went away): its row should not be offered the key later.
@@ -105,20 +105,22 @@ class Waiting {
         }
     }
 
-    private IdempotentCalls.Outcome<AcquireResult> waitQueued(KeyWaiters.Waiter waiter,
-                                                              IdempotentCalls.Outcome<AcquireResult> first,
-                                                              long firstTriedAt, long deadline,
-                                                              AcquireCommand command, Caller caller,
-                                                              long arrivedNanos,
-                                                              Attempt attempt, BooleanSupplier clientGone) {
+    /** One try of a waiting acquire, in its own transaction under the request's Idempotency-Key. */
+    private interface Attempt {
+        LeaseOutcome run(Supplier<LeaseOutcome> operation);
+    }
+
+    private LeaseOutcome waitQueued(KeyWaiters.Waiter waiter, LeaseOutcome.Busy first, long firstTriedAt,
+                                    long deadline, AcquireCommand command, Caller caller, long arrivedNanos,
+                                    Attempt attempt, BooleanSupplier clientGone) {
         UUID id = waiter.id();
-        IdempotentCalls.Outcome<AcquireResult> tried = first;
+        LeaseOutcome.Busy tried = first;
         long triedAt = firstTriedAt;
         while (true) {
             long now = System.nanoTime();
             long tryAt = earliest(deadline, waiters.retryByNanos(now));
             if (waiter.isHead()) {
-                tryAt = earliest(tryAt, triedAt + TimeUnit.MILLISECONDS.toNanos(busy(tried).remainingMs()));
+                tryAt = earliest(tryAt, triedAt + TimeUnit.MILLISECONDS.toNanos(tried.remainingMs()));
             }
             KeyWaiters.Wake wake = sleep(waiter, tryAt, clientGone);
             if (wake == null) {
@@ -129,8 +131,7 @@ class Waiting {
             }
             boolean evicted = wake == KeyWaiters.Wake.EVICTED;
             if (wake == KeyWaiters.Wake.CLOSING || evicted || System.nanoTime() - deadline >= 0) {
-                IdempotentCalls.Outcome<AcquireResult> last =
-                        attempt.run(() -> operations.leaveQueue(command, caller, id));
+                LeaseOutcome last = attempt.run(() -> operations.leaveQueue(command, caller, id));
                 if (granted(last)) {
                     waiter.tookKey();
                 }
@@ -142,12 +143,16 @@ class Waiting {
                 return last;
             }
             triedAt = System.nanoTime();
-            tried = attempt.run(() -> operations.tryQueued(command, caller, id));
-            if (granted(tried)) {
+            LeaseOutcome next = attempt.run(() -> operations.tryQueued(command, caller, id));
+            if (granted(next)) {
                 waiter.tookKey();
                 record("acquire", "granted", arrivedNanos);
-                return tried;
+                return next;
             }
+            if (!(next instanceof LeaseOutcome.Busy busy)) {
+                return next; // refused
+            }
+            tried = busy;
         }
     }
 

@@ -72,9 +72,9 @@ class HungUpWaiterTest extends IntegrationTest {
     void aClientThatHangsUpWhileTheKeyIsOfferedToItIsGrantedNothingAndTheKeyGoesToTheNextWaiter() throws Exception {
         Api.Response held = acquire(writer("alice"), "k", "job", "a", 60);
         Client bobsClient = new Client();
-        CompletableFuture<AcquireResult> bob = waitFor("bob", bobsClient);
+        CompletableFuture<LeaseOutcome> bob = waitFor("bob", bobsClient);
         awaitQueueRows(1);
-        CompletableFuture<AcquireResult> carol = waitFor("carol", STAYS);
+        CompletableFuture<LeaseOutcome> carol = waitFor("carol", STAYS);
         awaitQueueRows(2);
 
         bobsClient.holdNextLook = true;
@@ -95,9 +95,9 @@ class HungUpWaiterTest extends IntegrationTest {
     void aClientThatHangsUpAsTheKeyIsOfferedToItPassesTheOfferOnToTheNextWaiter() throws Exception {
         Api.Response held = acquire(writer("alice"), "k", "job", "a", 60);
         Client bobsClient = new Client();
-        CompletableFuture<AcquireResult> bob = waitFor("bob", bobsClient);
+        CompletableFuture<LeaseOutcome> bob = waitFor("bob", bobsClient);
         awaitQueueRows(1);
-        CompletableFuture<AcquireResult> carol = waitFor("carol", STAYS);
+        CompletableFuture<LeaseOutcome> carol = waitFor("carol", STAYS);
         awaitQueueRows(2);
 
         // An admin's revoke (one transaction under the key's lock) takes the lock first and offers the key to bob's
@@ -120,7 +120,7 @@ class HungUpWaiterTest extends IntegrationTest {
     void aClientThatHangsUpBeforeTheKeyIsReleasedHasLeftTheQueueAndTheLastWaiterLeavesTheKeyFree() throws Exception {
         Api.Response held = acquire(writer("alice"), "k", "job", "a", 60);
         Client bobsClient = new Client();
-        CompletableFuture<AcquireResult> bob = waitFor("bob", bobsClient);
+        CompletableFuture<LeaseOutcome> bob = waitFor("bob", bobsClient);
         awaitQueueRows(1);
 
         // Bob's request sees its client gone and takes the key's lock first to leave the queue; the release waits.
@@ -134,29 +134,29 @@ class HungUpWaiterTest extends IntegrationTest {
             assertThat(release.get(10, TimeUnit.SECONDS).status()).isEqualTo(200);
         }
 
-        assertThat(bob.get(10, TimeUnit.SECONDS)).isInstanceOf(AcquireResult.Held.class);
+        assertThat(bob.get(10, TimeUnit.SECONDS)).isInstanceOf(LeaseOutcome.Held.class);
         assertThat(activeOwners()).as("no one waits: the key is free").isEmpty();
         assertThat(ownersEver()).containsExactly("alice");
         assertThat(queueRows()).isZero();
     }
 
     /** Carol took the key; bob's request answered its last try (which no one reads), and no lease was ever his. */
-    private void assertTheKeyWentTo(CompletableFuture<AcquireResult> carol, CompletableFuture<AcquireResult> bob)
+    private void assertTheKeyWentTo(CompletableFuture<LeaseOutcome> carol, CompletableFuture<LeaseOutcome> bob)
             throws Exception {
-        assertThat(carol.get(10, TimeUnit.SECONDS)).isInstanceOf(AcquireResult.Granted.class);
-        assertThat(bob.get(10, TimeUnit.SECONDS)).isInstanceOf(AcquireResult.Held.class);
+        assertThat(carol.get(10, TimeUnit.SECONDS)).isInstanceOf(LeaseOutcome.Granted.class);
+        assertThat(bob.get(10, TimeUnit.SECONDS)).isInstanceOf(LeaseOutcome.Held.class);
         assertThat(activeOwners()).containsExactly("carol");
         assertThat(ownersEver()).as("every lease the key ever had").containsExactly("alice", "carol");
         assertThat(queueRows()).isZero();
     }
 
     /** A waiting acquire of the key "k" by {@code owner}, for 20 s, as the controller makes it, with this client. */
-    private CompletableFuture<AcquireResult> waitFor(String owner, BooleanSupplier client) {
+    private CompletableFuture<LeaseOutcome> waitFor(String owner, BooleanSupplier client) {
         AcquireCommand command = new AcquireCommand(new LeaseKey(tenant, LeaseKey.DEFAULT_PROGRAM,
                 new Target(TargetType.OPAQUE, "k"), "job", null), owner, 30, 3600, 0, 20, null, null, Metadata.EMPTY);
         Caller caller = new Caller(tenant, owner, "req-" + owner, null);
-        return CompletableFuture.supplyAsync(() -> waiting.acquire(command, caller, null, System.nanoTime(),
-                operation -> new IdempotentCalls.Outcome<>(operation.get(), null), client).fresh(), requests);
+        return CompletableFuture.supplyAsync(() -> waiting.acquire(command, caller, null, System.nanoTime(), client),
+                requests);
     }
 
     private void awaitQueueRows(long rows) {

@@ -48,7 +48,7 @@ class QueueLockOrderTest extends IntegrationTest {
                 lock.setLong(1, keyId);
                 lock.executeQuery().close();
             }
-            CompletableFuture<AcquireResult> leaving = CompletableFuture.supplyAsync(() ->
+            CompletableFuture<LeaseOutcome> leaving = CompletableFuture.supplyAsync(() ->
                     operations.leaveQueue(command, bob, waiterId));
             // The leaving request now waits for a lock the release holds.
             awaitALockWaitIn("lease_key");
@@ -62,8 +62,8 @@ class QueueLockOrderTest extends IntegrationTest {
             }
             release.commit();
 
-            AcquireResult left = leaving.get(10, TimeUnit.SECONDS);
-            assertThat(left).isInstanceOf(AcquireResult.Held.class);
+            LeaseOutcome left = leaving.get(10, TimeUnit.SECONDS);
+            assertThat(left).isInstanceOf(LeaseOutcome.Held.class);
         }
         assertThat(jdbc.sql("SELECT count(*) FROM lease_waiter WHERE id = :id").param("id", waiterId)
                 .query(Long.class).single()).isZero();
@@ -108,8 +108,8 @@ class QueueLockOrderTest extends IntegrationTest {
         assertThat(jdbc.sql("SELECT offered_until IS NOT NULL FROM lease_waiter WHERE id = :id").param("id", retry)
                 .query(Boolean.class).single()).as("the row offered the key, under the retry's id").isTrue();
 
-        AcquireResult taken = operations.tryQueued(bobsCommand(), new Caller(tenant, "bob", "req-2", null), retry);
-        assertThat(taken).isInstanceOf(AcquireResult.Granted.class);
+        LeaseOutcome taken = operations.tryQueued(bobsCommand(), new Caller(tenant, "bob", "req-2", null), retry);
+        assertThat(taken).isInstanceOf(LeaseOutcome.Granted.class);
         List<String> active = jdbc.sql("SELECT owner FROM lease WHERE key_id = :keyId AND state = 'active'")
                 .param("keyId", keyId).query(String.class).list();
         assertThat(active).as("the key's active leases' owners").containsExactly("bob");
