@@ -18,7 +18,7 @@ import java.util.function.Supplier;
 import org.springframework.stereotype.Component;
 
 /**
- * Waiting acquires and watches (contract 1.1). A waiting request holds no database connection or
+ * Acquires, waiting or not, and watches. A waiting request holds no database connection or
  * transaction while it waits: each try is a short transaction of its own, and between tries the request's
  * (virtual) thread sleeps in {@link KeyWaiters} until the key is handed to it or freed, a time it chose passes
  * (the holder's expiry, the end of a lock-delay, the fallback poll while notifications may be lost), or its
