@@ -1,9 +1,8 @@
 package io.leasekeeper.config;
 
 import java.util.function.IntSupplier;
-import org.slf4j.Logger;
 
-/** What the periodic jobs (sweeper, idempotency and audit retention) share. */
+/** How the periodic jobs (sweeper, idempotency and audit retention) work off a backlog. */
 public final class Housekeeping {
 
     private Housekeeping() {
@@ -23,16 +22,5 @@ public final class Housekeeping {
             }
         }
         return total;
-    }
-
-    /** The run as a scheduled task: a failure (the database away, say) is logged and the schedule goes on. */
-    public static Runnable keepSchedule(String job, Logger log, Runnable run) {
-        return () -> {
-            try {
-                run.run();
-            } catch (RuntimeException e) {
-                log.warn("{} run failed: {}", job, e.toString());
-            }
-        };
     }
 }

@@ -11,7 +11,7 @@ import org.springframework.stereotype.Component;
 
 /**
  * Gauges of the lease table, read from the database every {@code leasekeeper.metrics.gauge-refresh}
- * (10 s; config.PeriodicJobs) and served from memory, so a scrape never queries the database. Every instance reads the same
+ * (10 s; jobs.PeriodicJobs) and served from memory, so a scrape never queries the database. Every instance reads the same
  * table: dashboards take {@code max}, not {@code sum}, across instances. Whether the last read reached
  * the database is a gauge too: it reports an outage even when no client is calling.
  */

@@ -5,7 +5,7 @@ import io.leasekeeper.config.LeasekeeperProperties;
 import org.springframework.stereotype.Component;
 
 /**
- * The audit's retention, run every {@code leasekeeper.audit.cleanup-interval} (config.PeriodicJobs): makes the
+ * The audit's retention, run every {@code leasekeeper.audit.cleanup-interval} (jobs.PeriodicJobs): makes the
  * event partitions ahead, and unless
  * {@code leasekeeper.audit.cleanup-enabled} is false, deletes the leases and keys past their retention and then
  * drops the partitions past it. Leases go in batches until none is left, so the job keeps up with any rate of
