@@ -309,6 +309,34 @@ class PostStateValidationTest extends IntegrationTest {
         assertThat(leasesOfTenant()).isEmpty();
     }
 
+    /** The locking path makes a new key's row itself (a waiting acquire of a key no one used yet). */
+    @Test
+    void aKeyWhoseRowTheLockingPathDoesNotMakeIsAnErrorNotASuccess(CapturedOutput output) {
+        Api.Response acquire = whileSkipped("lease_key", "INSERT", ofTenant("NEW"),
+                () -> waitingAcquire(writer("alice"), "new-key", 5, null));
+
+        assertInternalError(acquire, output, "LeaseStore.INSERT_KEY_IF_ABSENT");
+        assertThat(jdbc.sql("SELECT count(*) FROM lease_key WHERE tenant = :t").param("t", tenant)
+                .query(Long.class).single()).isZero();
+        assertThat(leasesOfTenant()).isEmpty();
+    }
+
+    /** A key someone waits for or watches is released on the locking path, which checks its write as the call does. */
+    @Test
+    void aReleaseOnTheLockingPathThatChangesNoRowIsAnErrorNotASuccess(CapturedOutput output) {
+        JsonNode lease = granted(writer("alice"), "watched");
+        jdbc.sql("UPDATE lease_key SET watched_until = lease_now() + interval '1 minute' WHERE tenant = :t")
+                .param("t", tenant).update();
+        List<Map<String, Object>> before = leasesOfTenant();
+
+        Api.Response release = whileSkipped("lease", "UPDATE", ofTenant("OLD"),
+                () -> release(writer("alice"), id(lease), token(lease)));
+
+        assertInternalError(release, output, "LeaseStore.END (released)");
+        assertThat(leasesOfTenant()).isEqualTo(before);
+        assertThat(eventTypes(id(lease))).containsExactly("ACQUIRED");
+    }
+
     /** A waiting acquire's request, with an Idempotency-Key or none. */
     private HttpRequest.Builder waitingRequest(String target, int waitSeconds, String idempotencyKey) {
         Map<String, Object> body = new HashMap<>(Api.acquireBody(target, "job", "h", 30));
