@@ -75,7 +75,7 @@ class FencingTokenRuleTest {
         }
         Map<Long, Long> largestEver = new HashMap<>();
         long clock = START + random.nextLong(Duration.ofDays(365).toMillis());
-        // The sequence below the clock's floor (a database from before V8, or set back), or ahead of it.
+        // The sequence below the clock's floor (set back by a failover or a restore), or ahead of it.
         long sequence = random.nextBoolean() ? 1 + random.nextLong(1L << 40)
                 : (clock / 1000) * (1L << 20) + random.nextLong(1L << 19);
         jdbc.sql("SELECT setval('fencing_token_seq', :value)").param("value", sequence).query(Long.class).single();
