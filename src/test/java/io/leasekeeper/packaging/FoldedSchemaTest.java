@@ -37,8 +37,10 @@ class FoldedSchemaTest {
     @Test
     void theFoldedMigrationsMakeTheSchemaTheOldOnesMade(@TempDir Path old) throws Exception {
         List<String> files = git("ls-tree", "--name-only", TAG, "db/migration/");
-        Assumptions.assumeTrue(files != null, "git, or the tag " + TAG + " (the migrations before the fold), is missing");
-        assertThat(files).as("the migrations on %s", TAG).hasSize(15).allMatch(f -> f.matches("db/migration/V\\d+__.*\\.sql"));
+        Assumptions.assumeTrue(files != null,
+                "git, or the tag " + TAG + " (the migrations before the fold), is missing");
+        assertThat(files).as("the migrations on %s", TAG).hasSize(15)
+                .allMatch(f -> f.matches("db/migration/V\\d+__.*\\.sql"));
         for (String file : files) {
             Files.writeString(old.resolve(Path.of(file).getFileName()),
                     String.join("\n", git("show", TAG + ":" + file)) + "\n");
@@ -88,8 +90,9 @@ class FoldedSchemaTest {
     }
 
     private static Instant clock(JdbcClient db) {
-        return Instant.ofEpochMilli(db.sql("SELECT CAST(extract(epoch FROM date_trunc('milliseconds', clock_timestamp())) * 1000 AS bigint)")
-                .query(Long.class).single());
+        return Instant.ofEpochMilli(db.sql("""
+                SELECT CAST(extract(epoch FROM date_trunc('milliseconds', clock_timestamp())) * 1000 AS bigint)
+                """).query(Long.class).single());
     }
 
     /** Each entry that is not the same in both: {@code name: old -> folded}, a missing one as {@code (none)}. */

@@ -46,7 +46,8 @@ final class SchemaCatalog {
             SELECT c.relname || '.' || a.attname AS name,
                    concat_ws(' | ', row_number() OVER (PARTITION BY c.oid ORDER BY a.attnum),
                              format_type(a.atttypid, a.atttypmod), CASE WHEN a.attnotnull THEN 'not null' END,
-                             'default ' || pg_get_expr(d.adbin, d.adrelid), 'identity ' || nullif(a.attidentity, '')::text,
+                             'default ' || pg_get_expr(d.adbin, d.adrelid),
+                             'identity ' || nullif(a.attidentity, '')::text,
                              'generated ' || nullif(a.attgenerated, '')::text, 'statistics ' || a.attstattarget,
                              'collation ' || nullif(a.attcollation, 0)::regcollation::text) AS description
             FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -82,7 +83,7 @@ final class SchemaCatalog {
                    concat_ws(' | ', s.data_type, 'start ' || s.start_value, 'min ' || s.min_value,
                              'max ' || s.max_value, 'increment ' || s.increment_by, 'cycle ' || s.cycle,
                              'cache ' || s.cache_size, 'last ' || coalesce(s.last_value::text, 'none')) AS description
-            FROM pg_sequences s WHERE s.schemaname = current_schema() AND s.sequencename <> 'flyway_schema_history'
+            FROM pg_sequences s WHERE s.schemaname = current_schema()
             """;
 
     private static final String TYPES = """
@@ -150,11 +151,13 @@ final class SchemaCatalog {
         Matcher literal = INSTANT.matcher(text);
         StringBuilder normalized = new StringBuilder();
         while (literal.find()) {
-            Instant at = Instant.ofEpochMilli(db.sql("SELECT CAST(extract(epoch FROM CAST(:text AS timestamptz)) * 1000 AS bigint)")
-                    .param("text", literal.group()).query(Long.class).single());
+            Instant at = Instant.ofEpochMilli(db.sql("""
+                    SELECT CAST(extract(epoch FROM CAST(:text AS timestamptz)) * 1000 AS bigint)
+                    """).param("text", literal.group()).query(Long.class).single());
             String replacement = literal.group();
             if (!at.isBefore(from) && !at.isAfter(to)) {
-                replacement = "<migrated at " + migrationTimes.computeIfAbsent(at, key -> migrationTimes.size() + 1) + ">";
+                int n = migrationTimes.computeIfAbsent(at, key -> migrationTimes.size() + 1);
+                replacement = "<migrated at " + n + ">";
             }
             literal.appendReplacement(normalized, Matcher.quoteReplacement(replacement));
         }
