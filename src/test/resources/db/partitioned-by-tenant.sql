@@ -32,6 +32,7 @@ SELECT setval(pg_get_serial_sequence('lease_waiter', 'position'),
 ALTER TABLE lease ADD CONSTRAINT lease_key_of_its_tenant FOREIGN KEY (tenant, key_id) REFERENCES lease_key (tenant, id);
 ALTER TABLE lease_waiter ADD CONSTRAINT lease_waiter_key_of_its_tenant
     FOREIGN KEY (tenant, key_id) REFERENCES lease_key (tenant, id);
+-- LIKE copies no trigger: the rule of db/migration/R__lease_rules.sql, on the rebuilt table.
 CREATE TRIGGER lease_terminal_is_final
     BEFORE UPDATE ON lease
     FOR EACH ROW WHEN (OLD.state <> 'active') EXECUTE FUNCTION lease_terminal_is_final();

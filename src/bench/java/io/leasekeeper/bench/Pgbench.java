@@ -14,8 +14,8 @@ import org.HdrHistogram.Histogram;
 
 /**
  * The database's ceiling: pgbench calling the service's own transitions, the functions it calls by name
- * (db/migration/V11__one_call_per_transition.sql), each in autocommit as the service calls them. Parameters
- * that are constant in a workload are pgbench variables given on the command line (strings) or literals
+ * (db/migration/R__grant_and_acquire.sql and R__renew_and_release.sql), each in autocommit as the service calls
+ * them. Parameters that are constant in a workload are pgbench variables given on the command line (strings) or literals
  * (numbers); the new lease's id and token are carried from the acquire to the release with {@code \gset}, as
  * the service's client carries them.
  */

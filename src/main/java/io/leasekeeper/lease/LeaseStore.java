@@ -20,9 +20,9 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * The lease transitions' SQL (the reads are {@link LeaseReads}, the waiting requests' marks and queue
  * {@link WaiterQueue}). Time is always PostgreSQL's, read after the key's row lock is held. The 1.0 acquire, the
- * renew and the release are functions of the database, called here in one round trip; the locking path's
- * statements are below, each named, and each that changes a lease also writes its audit event in the same
- * statement.
+ * renew and the release are functions of the database ({@code db/migration/R__*.sql}), called here in one round
+ * trip; the locking path's statements are below, each named, and each that changes a lease also writes its audit
+ * event in the same statement.
  */
 @Component
 class LeaseStore {
@@ -72,10 +72,10 @@ class LeaseStore {
             """;
 
     /*
-     * The transitions of one call each (V11__one_call_per_transition.sql): the 1.0 acquire, the renew and the
-     * release, each one function, whole in its migration, that locks the key, decides at the time read after the
-     * lock and writes the transition with its audit event; a write swallowed raises SQLSTATE LK001 and rolls the
-     * call back. The service calls each in one round trip, in autocommit.
+     * The transitions of one call each: the 1.0 acquire, the renew and the release, each one function, whole in its
+     * repeatable migration (R__grant_and_acquire.sql, R__renew_and_release.sql), that locks the key, decides at the
+     * time read after the lock and writes the transition with its audit event; a write swallowed raises SQLSTATE
+     * LK001 and rolls the call back. The service calls each in one round trip, in autocommit.
      */
 
     private static final String ACQUIRE = """
@@ -104,7 +104,7 @@ class LeaseStore {
      */
 
     /**
-     * With the key locked, its lock-delay and its queue seen to: 'granted' (lease_grant, V13), or 'unchanged' with
+     * With the key locked, its lock-delay and its queue seen to: 'granted' (lease_grant), or 'unchanged' with
      * the key's active lease as it is, which may be past its expiry (not yet recorded by the sweeper).
      */
     static final String ACQUIRE_IF_FREE = """
@@ -115,7 +115,7 @@ class LeaseStore {
             """;
 
     /**
-     * The hand-over (lease_hand_over, V15): with the key locked and free, it goes to its queue. The first row whose
+     * The hand-over (lease_hand_over, R__waiter_queue.sql): with the key locked and free, it goes to its queue. The first row whose
      * wait runs is offered the key, for {@link #OFFER_SECONDS}, and notified (payload {@code keyId>waiterId},
      * {@link FreedKeys}); the key is granted only to the waiting request itself ({@code :taker}, its row), in its own
      * transaction, after it has seen its client still there.
@@ -264,7 +264,7 @@ class LeaseStore {
     }
 
 
-    /** The outcomes the functions answer (V11, V13), by their names there in lower case. */
+    /** The outcomes the functions answer, by their names there in lower case. */
     enum Outcome {
         GRANTED, HELD, DELAYED, RENEWED, RELEASED, UNCHANGED, LOCKED_PATH, NOT_FOUND;
 

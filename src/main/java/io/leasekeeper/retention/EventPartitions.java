@@ -20,7 +20,7 @@ import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 import org.springframework.stereotype.Component;
 
 /**
- * The partitions of {@code lease_event} (migration V7): one per {@code partition-width} of lease acquisition times,
+ * The partitions of {@code lease_event} (db/migration/V1__schema.sql): one per {@code partition-width} of lease acquisition times,
  * contiguous, made {@code partitions-ahead} widths ahead of the database clock at start (before the service takes
  * a request) and at every run of the retention job, and retired whole once every lease acquired before a
  * partition's upper bound has been over for the retention. The database function that makes them holds a PostgreSQL
@@ -114,7 +114,7 @@ public class EventPartitions implements InitializingBean {
 
     /**
      * Makes partitions, contiguous from the newest, until they reach past {@code partitions-ahead} widths past now:
-     * the function lease_event_partitions_until (migration V14), which a grant also calls when its time is past them.
+     * the function lease_event_partitions_until (db/migration/R__audit.sql), which a grant also calls when its time is past them.
      */
     public int makeAhead() {
         JdbcClient db = JdbcClient.create(jdbc);

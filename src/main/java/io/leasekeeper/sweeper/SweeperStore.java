@@ -9,7 +9,7 @@ import org.springframework.transaction.annotation.Transactional;
 
 /**
  * All SQL of the sweeper: which tenants have due leases, one batch of one tenant's (the function
- * {@code lease_expire_due}, db/migration/V12__sweeper_batch_in_one_call.sql, one call in autocommit), and the queue
+ * {@code lease_expire_due}, db/migration/R__expiry.sql, one call in autocommit), and the queue
  * rows of waiting acquires that never answered.
  */
 @Component

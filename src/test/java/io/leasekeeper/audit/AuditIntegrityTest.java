@@ -35,7 +35,7 @@ class AuditIntegrityTest extends IntegrationTest {
         JsonNode lease = acquire(writer("alice"), "no-exception", "job", "h", 30).body();
         String id = lease.get("leaseId").asString();
 
-        // Before V7 the retention job deleted events in a transaction that set this; now it drops whole partitions.
+        // The retention job once deleted events in a transaction that set this; it drops whole partitions.
         assertThatThrownBy(() -> transactions.executeWithoutResult(status -> {
             jdbc.sql("SELECT set_config('leasekeeper.audit_retention', 'on', true)").query(String.class).single();
             jdbc.sql("DELETE FROM lease_event WHERE lease_id = CAST(:id AS uuid)").param("id", id).update();

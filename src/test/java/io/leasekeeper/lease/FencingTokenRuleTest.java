@@ -22,8 +22,8 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 
 /**
- * The fencing-token rule of migrations V8 and V9 as a property, over random histories run against the real function
- * {@code next_fencing_token(tenant, key, now)} and sequence, on a database of its own. A history is a series of grants on
+ * The fencing-token rule (db/migration/R__clock_and_tokens.sql) as a property, over random histories run against
+ * the real function {@code next_fencing_token(tenant, key, now)} and sequence, on a database of its own. A history is a series of grants on
  * three keys at a simulated database clock that moves forward by up to 300 ms between grants and sometimes steps
  * back by up to 2 s (an NTP step on one primary) or sees its sequence alone set back (every lease row kept), with
  * checkpoints (what a standby or a backup has) and losses
@@ -75,7 +75,7 @@ class FencingTokenRuleTest {
         }
         Map<Long, Long> largestEver = new HashMap<>();
         long clock = START + random.nextLong(Duration.ofDays(365).toMillis());
-        // The sequence below the clock's floor (a database from before V8, or set back), or ahead of it.
+        // The sequence below the clock's floor (set back by a failover or a restore), or ahead of it.
         long sequence = random.nextBoolean() ? 1 + random.nextLong(1L << 40)
                 : (clock / 1000) * (1L << 20) + random.nextLong(1L << 19);
         jdbc.sql("SELECT setval('fencing_token_seq', :value)").param("value", sequence).query(Long.class).single();

@@ -5,25 +5,21 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.leasekeeper.support.Api;
 import io.leasekeeper.support.IntegrationTest;
-import io.leasekeeper.support.TestDatabase;
 import java.util.List;
 import java.util.Map;
-import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.Test;
 import org.springframework.dao.DataAccessException;
 import org.springframework.dao.DataIntegrityViolationException;
-import org.springframework.jdbc.core.simple.JdbcClient;
-import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 
 /**
- * The lease rules the schema itself keeps (migration V9): every primary and foreign key leads with the tenant, a
- * lease's tenant is its key's tenant, and a terminal lease is final; and V9 on a database that has leases and events.
+ * The lease rules the schema itself keeps (db/migration/V1__schema.sql): every primary and foreign key leads with the
+ * tenant, a lease's tenant is its key's tenant, and a terminal lease is final.
  */
 class LeaseSchemaRulesTest extends IntegrationTest {
 
     /**
      * Every primary key and foreign key of the service's tables, with its columns in order; not Flyway's table, nor
-     * lease_event_horizon, the one row that says how far the audit's partitions reach (V14), which is the whole
+     * lease_event_horizon, the one row that says how far the audit's partitions reach, which is the whole
      * database's and no tenant's (a reference table, when the schema is sharded by tenant).
      */
     private static final String KEYS = """
@@ -81,59 +77,6 @@ class LeaseSchemaRulesTest extends IntegrationTest {
                     .hasMessageContaining("a terminal lease is final");
         }
         assertThat(api.get("/v1/leases/" + id, reader("alice")).body().get("state").asString()).isEqualTo("released");
-    }
-
-    @Test
-    void migrationV9GivesEveryEventItsLeasesTenantAndDropsTheEventsOfLeasesRetentionDeleted() {
-        TestDatabase.Connection cluster = TestDatabase.connection();
-        String url = TestDatabase.newDatabase("v9");
-        SingleConnectionDataSource connection = new SingleConnectionDataSource(url, cluster.username(),
-                cluster.password(), true);
-        try {
-            Flyway.configure().dataSource(url, cluster.username(), cluster.password())
-                    .locations("filesystem:db/migration").target("8").load().migrate();
-            JdbcClient db = JdbcClient.create(connection);
-            for (String owner : List.of("a", "b", "retired")) {
-                db.sql("""
-                        WITH k AS (
-                            INSERT INTO lease_key (tenant, program, target_type, target_value, actor)
-                            VALUES (:tenant, 'default', 'opaque', 'k', 'job') RETURNING id
-                        ), l AS (
-                            INSERT INTO lease (id, key_id, tenant, owner, holder, fencing_token, state, acquired_at,
-                                               expires_at, max_expires_at, ended_at, end_reason, ttl_seconds,
-                                               max_lifetime_seconds)
-                            SELECT gen_random_uuid(), k.id, :tenant, 'o', 'h', nextval('fencing_token_seq'), 'released',
-                                   lease_now() - interval '1 hour', lease_now(), lease_now(), lease_now(), 'released',
-                                   30, 86400
-                            FROM k RETURNING id, fencing_token, acquired_at
-                        )
-                        INSERT INTO lease_event (lease_id, lease_acquired_at, type, from_state, to_state, fencing_token,
-                                                 at, principal)
-                        SELECT id, acquired_at, t.type, t.from_state, t.to_state, fencing_token, acquired_at, 'o'
-                        FROM l, (VALUES ('ACQUIRED', NULL, 'active'), ('RELEASED', 'active', 'released'))
-                                AS t (type, from_state, to_state)
-                        """).param("tenant", "tenant-" + owner).update();
-            }
-            // (Acquired before V7 ran: the one partition of events V7 makes holds those.)
-            // Retention deleted this lease's row; its events wait for their partition's drop.
-            db.sql("DELETE FROM lease WHERE tenant = 'tenant-retired'").update();
-
-            Flyway.configure().dataSource(url, cluster.username(), cluster.password())
-                    .locations("filesystem:db/migration").load().migrate();
-
-            assertThat(db.sql("""
-                    SELECT e.tenant || ' ' || e.type FROM lease_event e JOIN lease l ON l.id = e.lease_id
-                    WHERE e.tenant = l.tenant ORDER BY e.id
-                    """).query(String.class).list()).containsExactly("tenant-a ACQUIRED", "tenant-a RELEASED",
-                    "tenant-b ACQUIRED", "tenant-b RELEASED");
-            assertThat(db.sql("SELECT count(*) FROM lease_event").query(Long.class).single()).isEqualTo(4);
-            // Append-only again once the migration is over.
-            assertThatThrownBy(() -> db.sql("UPDATE lease_event SET principal = 'x'").update())
-                    .isInstanceOf(DataAccessException.class).rootCause().hasMessageContaining("append-only");
-        } finally {
-            connection.destroy();
-            TestDatabase.dropDatabase(url);
-        }
     }
 
     private static String firstOf(Object array) throws IllegalStateException {

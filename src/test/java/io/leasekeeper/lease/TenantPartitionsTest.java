@@ -237,7 +237,7 @@ class TenantPartitionsTest extends IntegrationTest {
                 || start.startsWith("UPDATE") || start.startsWith("DELETE");
     }
 
-    /** A call of one of the service's transitions (V11, V12, V13), by the function's name. */
+    /** A call of one of the service's transitions (db/migration/R__*.sql), by the function's name. */
     private static final java.util.regex.Pattern CALL = java.util.regex.Pattern.compile(
             "\\b(lease_acquire|lease_acquire_locked|lease_renew|lease_release|lease_expire_due)\\(");
 

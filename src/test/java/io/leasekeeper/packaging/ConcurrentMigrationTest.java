@@ -18,8 +18,8 @@ import org.springframework.jdbc.datasource.DriverManagerDataSource;
 
 /**
  * Why the chart lets every replica migrate at start (docs/guides/deployment.md): replicas that start together
- * on an empty database, each running Flyway on the repository's migrations, apply every migration
- * exactly once between them, and none fails. Flyway serializes them with a PostgreSQL advisory lock.
+ * on an empty database, each running Flyway on the repository's migrations, apply every migration, versioned and
+ * repeatable, exactly once between them, and none fails. Flyway serializes them with a PostgreSQL advisory lock.
  */
 class ConcurrentMigrationTest {
 
@@ -47,14 +47,22 @@ class ConcurrentMigrationTest {
                 assertThat(migration.success).isTrue();
                 executed += migration.migrationsExecuted;
             }
-            int files = new File("db/migration").list((dir, name) -> name.endsWith(".sql")).length;
-            assertThat(executed).isEqualTo(files);
+            int versioned = new File("db/migration").list((dir, name) -> name.matches("V\\d+__.*\\.sql")).length;
+            int repeatable = new File("db/migration").list((dir, name) -> name.matches("R__.*\\.sql")).length;
+            assertThat(versioned).isPositive();
+            assertThat(repeatable).isPositive();
+            assertThat(executed).isEqualTo(versioned + repeatable);
 
             JdbcClient migrated = JdbcClient.create(new DriverManagerDataSource(url, db.username(), db.password()));
             assertThat(migrated.sql("SELECT count(*) FROM flyway_schema_history WHERE success AND version IS NOT NULL")
-                    .query(Integer.class).single()).isEqualTo(files);
+                    .query(Integer.class).single()).isEqualTo(versioned);
             assertThat(migrated.sql("SELECT count(DISTINCT version) FROM flyway_schema_history")
-                    .query(Integer.class).single()).isEqualTo(files);
+                    .query(Integer.class).single()).isEqualTo(versioned);
+            assertThat(migrated.sql("""
+                    SELECT count(*) FROM flyway_schema_history WHERE success AND version IS NULL AND type = 'SQL'
+                    """).query(Integer.class).single()).isEqualTo(repeatable);
+            assertThat(migrated.sql("SELECT count(DISTINCT script) FROM flyway_schema_history WHERE version IS NULL")
+                    .query(Integer.class).single()).isEqualTo(repeatable);
         } finally {
             replicas.shutdownNow();
             TestDatabase.dropDatabase(url);

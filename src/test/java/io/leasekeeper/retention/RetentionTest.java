@@ -28,10 +28,11 @@ import org.springframework.test.context.TestPropertySource;
 import tools.jackson.databind.JsonNode;
 
 /**
- * Retention (migration V7): a lease, its events and its key are kept the retention after the lease could last have
- * ended (acquisition + lifetime cap + retention, here 2 s + 1 s), then retired: the lease and key rows deleted, the
- * events with their whole partition (here one second of acquisitions). On a database of its own, so that the leases
- * other tests leave active do not hold its partitions, and with the scheduled job far apart: the test runs it.
+ * Retention (EventPartitions, EndedLeases): a lease, its events and its key are kept the retention after the lease
+ * could last have ended (acquisition + lifetime cap + retention, here 2 s + 1 s), then retired: the lease and key rows
+ * deleted, the events with their whole partition (here one second of acquisitions). On a database of its own, so that
+ * the leases other tests leave active do not hold its partitions, and with the scheduled job far apart: the test runs
+ * it.
  */
 @DirtiesContext
 @TestPropertySource(properties = {

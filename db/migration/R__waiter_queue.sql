@@ -1,19 +1,11 @@
--- A waiter that hung up takes nothing (issue 32). Until now the transaction that freed a key granted it to the first
--- row of its queue (LeaseStore.HAND_OVER): a lease was made for a request whose client might have gone a moment
--- before, which the service learns only when it looks at the client's connection, and that client held the key for
--- its TTL, or its lease was released at once, leaving the history of a holder that never was. Now that transaction
--- offers the key: the row is marked offered_until and notified, the key stays busy for everyone else, and the grant
--- is made by the waiting request itself, in a transaction of its own, after it has seen its client still there (a
--- look at its connection, made after the offer). A request whose client has gone declines: it leaves the queue, and
--- the key is offered to the next row, or is free. An offer not taken in time (its request's instance stopped)
--- lapses; the key then goes on to the next row at the next try of any waiter, where before it stayed with the dead
--- waiter's lease for its TTL.
+-- The waiter queue's hand-over (docs/concepts/waiting.md, "A free key is offered, and taken by the waiter itself").
 --
--- The hand-over is now one function, like every other transition (issue 35): lease_hand_over.
-
--- The end of the offer of the key to this row; NULL until the key is offered to it.
-ALTER TABLE lease_waiter ADD COLUMN offered_until timestamptz(3);
-
+-- The transaction that frees a key offers it to its queue: the row is marked offered_until and notified, the key
+-- stays busy for everyone else, and the grant is made by the waiting request itself, in a transaction of its own,
+-- after it has seen its client still there (a look at its connection, made after the offer). A request whose client
+-- has gone declines: it leaves the queue, and the key is offered to the next row, or is free. An offer not taken in
+-- time (its request's instance stopped) lapses; the key then goes on to the next row at the next try of any waiter.
+--
 -- With the key's row locked by the caller, at t (read here, after the lock): a free key (no active lease, no
 -- lock-delay) goes to its queue, first to the row an offer runs for (one at a time), else to the row of lowest
 -- position whose wait runs and that was not offered the key before (an offer that lapsed is not made again; that
@@ -24,7 +16,7 @@ ALTER TABLE lease_waiter ADD COLUMN offered_until timestamptz(3);
 -- Answers one row: 'granted' (the lease), 'offered' (this call offered the key), 'on_offer' (an offer made earlier
 -- runs), both with the row's id, owner and holder as the lease's and the offer's end as its expiry, or 'none' (no
 -- one waits for a free key; the key as it is).
-CREATE FUNCTION lease_hand_over(p_tenant text, p_key_id bigint, p_taker uuid, p_offer_seconds integer,
+CREATE OR REPLACE FUNCTION lease_hand_over(p_tenant text, p_key_id bigint, p_taker uuid, p_offer_seconds integer,
                                 p_channel text)
     RETURNS lease_answer
     LANGUAGE plpgsql VOLATILE

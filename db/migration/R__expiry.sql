@@ -1,19 +1,19 @@
--- One sweeper batch of one tenant in one call (issue 19), as the transitions of V11 are.
+-- Expiry: one sweeper batch of one tenant in one call.
 --
--- It locks the keys whose active lease is due, skipping keys another transaction holds (an acquire, renew,
--- release or another sweeper working on them); the limit applies after locking, so concurrent sweepers take
--- disjoint batches. Then, with those keys locked, a new statement (a new snapshot) expires the leases still
--- active and due, each with its EXPIRED event (principal system:sweeper), and starts its key's lock-delay when
--- it has one. A lease that a transaction committed a change to before the lock (renewed, released, expired by an
--- acquire) is read at that newest version and left alone.
+-- It locks the keys whose active lease is due, skipping keys another transaction holds (an acquire, renew, release
+-- or another sweeper working on them); the limit applies after locking, so concurrent sweepers take disjoint
+-- batches. Then, with those keys locked, a new statement (a new snapshot) expires the leases still active and due,
+-- each with its EXPIRED event (principal system:sweeper), and starts its key's lock-delay when it has one. A lease
+-- that a transaction committed a change to before the lock (renewed, released, expired by an acquire) is read at
+-- that newest version and left alone.
 --
--- Post-state validation (docs/design.md): every lease expired has its one event and each lock-delay due was
--- written; and after the batch, read again in a new snapshot with the keys still locked, no lease of a locked key
--- is still active and due as of the batch's time: either would be a write swallowed, and raises SQLSTATE LK001,
--- which rolls the batch back. With p_channel (null: none), the keys among those freed that someone waits for
--- are notified on it when the batch commits: their ids comma-separated, or '*' (every key) when the list would
--- be too long for a payload (wait.FreedKeys). Returns how many leases it expired.
-CREATE FUNCTION lease_expire_due(p_tenant text, p_batch_size integer, p_channel text) RETURNS integer
+-- Post-state validation (docs/concepts/locking.md, "Post-state validation"): every lease expired has its one event
+-- and each lock-delay due was written; and after the batch, read again in a new snapshot with the keys still
+-- locked, no lease of a locked key is still active and due as of the batch's time: either would be a write
+-- swallowed, and raises SQLSTATE LK001, which rolls the batch back. With p_channel (null: none), the keys among
+-- those freed that someone waits for are notified on it when the batch commits: their ids comma-separated, or '*'
+-- (every key) when the list would be too long for a payload (wait.FreedKeys). Returns how many leases it expired.
+CREATE OR REPLACE FUNCTION lease_expire_due(p_tenant text, p_batch_size integer, p_channel text) RETURNS integer
     LANGUAGE plpgsql VOLATILE
     AS $$
 DECLARE

@@ -1,14 +1,37 @@
--- One grant (issue 19, "each operation's SQL whole and addressable by name"). A key is granted in three places: the
--- 1.0 acquire of one call (lease_acquire), the acquire of the service's locking path (lease_acquire_locked, new
--- here) and the hand-over of a free key to the first of its queue (LeaseStore.HAND_OVER). Each now calls
--- lease_grant, which writes the lease and its ACQUIRED event; until now the locking path assembled that grant
--- from a fragment of SQL in the service, a copy of the one in lease_acquire.
+-- The grant and the acquire. Every transition is a function the service calls in one round trip, in autocommit (or
+-- inside the transaction of an Idempotency-Key). Each follows the locking rule (docs/concepts/locking.md): it first
+-- locks the key's row, then reads the clock and the key's lease, and makes the transition with its audit event only
+-- if it is allowed. The tenant is every function's first argument (or its key's), the shape a distributed engine
+-- delegates to the one node that holds the tenant (docs/guides/scale-out.md).
+--
+-- The time of the decision is read after the key's lock is held, with clock_timestamp(), so that it is later than
+-- the time of every transition of the key that committed before: lease_now() would give the statement's start,
+-- which may precede a wait for the lock. Each statement inside a function takes a new snapshot (they are VOLATILE,
+-- under READ COMMITTED), so everything read after the lock is the key's newest state.
+--
+-- Each returns one lease_answer (V1__schema.sql). A write that a rule or a trigger swallowed raises an error
+-- (SQLSTATE LK001, docs/concepts/locking.md, "Post-state validation"), which rolls the call back whole.
 
--- Grants the key k, which has no active lease and whose row the caller holds locked, at t (the caller's time of
--- the decision): the lease with the key's next fencing token, as the request asked, and its ACQUIRED event.
--- Answers 'granted' with the lease. A write that a rule or a trigger swallowed raises SQLSTATE LK001, which rolls
--- the caller's statement back whole (docs/design.md, "post-state validation").
-CREATE FUNCTION lease_grant(
+-- The answer of a function that decided at t on the key k: l the lease (null fields: none), beat the renewal's.
+CREATE OR REPLACE FUNCTION lease_answer_of(outcome text, t timestamptz, k record, l record, beat double precision)
+    RETURNS lease_answer
+    LANGUAGE plpgsql IMMUTABLE
+    AS $$
+BEGIN
+    RETURN ROW(outcome, t, k.id, CASE WHEN k.delayed_until > t THEN k.delayed_until END, beat,
+               l.id, l.owner, l.holder, l.fencing_token, l.state, l.acquired_at, l.renewed_at, l.expires_at,
+               l.max_expires_at, l.ended_at, l.end_reason, l.ttl_seconds, l.max_lifetime_seconds,
+               l.lock_delay_seconds, l.job_id, l.trace_id, l.metadata,
+               k.tenant, k.program, k.target_type, k.target_value, k.actor, k.operation)::lease_answer;
+END
+$$;
+
+-- Grants the key k, which has no active lease and whose row the caller holds locked, at t (the caller's time of the
+-- decision): the lease with the key's next fencing token, as the request asked, and its ACQUIRED event, before
+-- which a grant whose time is past the audit's partitions makes the one it needs (R__audit.sql). Answers 'granted'
+-- with the lease. Every grant is this one: the acquire of one call, the acquire of the service's locking path, and
+-- the waiter's taking of a key offered to it (lease_hand_over).
+CREATE OR REPLACE FUNCTION lease_grant(
     k record, t timestamptz, p_owner text, p_holder text, p_ttl integer, p_max_lifetime integer,
     p_lock_delay integer, p_job_id text, p_trace_id text, p_metadata jsonb, p_request_id text,
     p_request_trace_id text)
@@ -29,6 +52,9 @@ BEGIN
         RAISE EXCEPTION 'lease_grant on key %: it granted no lease, though the key was free and locked (rolled back)',
             k.id USING ERRCODE = 'LK001';
     END IF;
+    IF l.acquired_at >= (SELECT h.upper FROM lease_event_horizon h) THEN
+        PERFORM lease_event_partitions_until(l.acquired_at, NULL);
+    END IF;
     INSERT INTO lease_event (tenant, lease_id, lease_acquired_at, type, to_state, fencing_token, at, principal,
                              request_id, trace_id, details)
     VALUES (k.tenant, l.id, l.acquired_at, 'ACQUIRED', 'active', l.fencing_token, l.acquired_at, p_owner,
@@ -42,8 +68,10 @@ BEGIN
 END
 $$;
 
--- As in V11, its grant now lease_grant's: 'granted', 'held' (an unexpired lease holds the key), 'delayed' (its
--- lock-delay runs) or 'locked_path'.
+-- The acquire of one call: 'granted', 'held' (an unexpired lease holds the key), 'delayed' (its lock-delay runs)
+-- or 'locked_path', having changed nothing: the service's locking path (LeaseOperations) takes a key that someone
+-- waits for or watches (the hand-over to its queue and the notifications), and a key whose lease is past its TTL
+-- and not yet recorded as expired.
 CREATE OR REPLACE FUNCTION lease_acquire(
     p_tenant text, p_program text, p_target_type text, p_target_value text, p_actor text, p_operation text,
     p_owner text, p_holder text, p_ttl integer, p_max_lifetime integer, p_lock_delay integer, p_job_id text,
@@ -80,7 +108,7 @@ BEGIN
     ELSIF k.watched_until > t THEN
         RETURN lease_answer_of('locked_path', t, k, l, NULL);
     END IF;
-    -- The key's lease, if it has an active one, is its newest (docs/design.md, "A key's newest lease").
+    -- The key's lease, if it has an active one, is its newest (docs/decisions/tenant-statistics.md).
     SELECT * INTO l FROM lease nl WHERE nl.tenant = p_tenant AND nl.key_id = k.id
     ORDER BY nl.fencing_token DESC LIMIT 1;
     IF l.state = 'active' THEN
@@ -96,9 +124,9 @@ END
 $$;
 
 -- The acquire of the service's locking path (LeaseOperations), in the transaction that locked the key's row and
--- saw to its lock-delay and its queue: 'granted', or 'unchanged' with the key's active lease as it is, which may
--- be past its TTL and not yet recorded as expired (the caller records that expiry, then calls again).
-CREATE FUNCTION lease_acquire_locked(
+-- saw to its lock-delay and its queue: 'granted', or 'unchanged' with the key's active lease as it is, which may be
+-- past its TTL and not yet recorded as expired (the caller records that expiry, then calls again).
+CREATE OR REPLACE FUNCTION lease_acquire_locked(
     p_tenant text, p_key_id bigint, p_owner text, p_holder text, p_ttl integer, p_max_lifetime integer,
     p_lock_delay integer, p_job_id text, p_trace_id text, p_metadata jsonb, p_request_id text,
     p_request_trace_id text)
