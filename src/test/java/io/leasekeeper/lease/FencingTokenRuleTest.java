@@ -2,7 +2,7 @@ package io.leasekeeper.lease;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.leasekeeper.support.TestDatabase;
+import io.leasekeeper.support.MigratedDatabase;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
@@ -13,13 +13,11 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.UUID;
 import java.util.stream.LongStream;
-import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.springframework.jdbc.core.simple.JdbcClient;
-import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 
 /**
  * The fencing-token rule (db/migration/R__clock_and_tokens.sql) as a property, over random histories run against
@@ -38,24 +36,18 @@ class FencingTokenRuleTest {
     private static final int EVENTS = 60;
     private static final long START = Instant.parse("2026-12-05T00:00:00Z").toEpochMilli();
 
-    private static String url;
-    private static SingleConnectionDataSource connection;
+    private static MigratedDatabase database;
     private static JdbcClient jdbc;
 
     @BeforeAll
     static void database() {
-        TestDatabase.Connection db = TestDatabase.connection();
-        url = TestDatabase.newDatabase("token_rule");
-        Flyway.configure().dataSource(url, db.username(), db.password()).locations("filesystem:db/migration").load()
-                .migrate();
-        connection = new SingleConnectionDataSource(url, db.username(), db.password(), true);
-        jdbc = JdbcClient.create(connection);
+        database = MigratedDatabase.create("token_rule");
+        jdbc = database.jdbc();
     }
 
     @AfterAll
     static void dropDatabase() {
-        connection.destroy();
-        TestDatabase.dropDatabase(url);
+        database.close();
     }
 
     static LongStream seeds() {

@@ -226,10 +226,19 @@ class PostStateValidationTest extends IntegrationTest {
      * test classes leave due leases behind (the sweeper is off in tests), often of more tenants than one run reaches.
      */
     private void assertSweepingFails(String leaseId, String condition, Runnable sweep) {
+        assertSweepingFails(leaseId, "lease", "UPDATE", condition, leaseId, sweep);
+    }
+
+    /**
+     * Sweeping while the trigger skips {@code operation} on {@code table} fails with an error naming the batch's
+     * function and saying {@code contradiction}; the lease stays as it was, and a batch without the trigger expires it.
+     */
+    private void assertSweepingFails(String leaseId, String table, String operation, String condition,
+                                     String contradiction, Runnable sweep) {
         Map<String, Object> before = leaseRow(leaseId);
-        whileSkipped("lease", "UPDATE", condition, () -> {
+        whileSkipped(table, operation, condition, () -> {
             assertThatThrownBy(sweep::run).isInstanceOf(DataAccessException.class)
-                    .hasMessageContaining("lease_expire_due on tenant").hasMessageContaining(leaseId);
+                    .hasMessageContaining("lease_expire_due on tenant").hasMessageContaining(contradiction);
             return null;
         });
         assertThat(leaseRow(leaseId)).isEqualTo(before).containsEntry("state", "active");
@@ -243,6 +252,26 @@ class PostStateValidationTest extends IntegrationTest {
         String id = granted(writer("alice"), "swept").get("leaseId").asString();
         backdateExpiry(id);
         assertSweepingFails(id, ofTenant("OLD"), () -> sweeper.sweepOnce(tenant));
+    }
+
+    @Test
+    void aSweeperBatchWhoseEventIsNotWrittenIsAnErrorNotASuccess() {
+        String id = granted(writer("alice"), "swept-event").get("leaseId").asString();
+        backdateExpiry(id);
+        assertSweepingFails(id, "lease_event", "INSERT", "NEW.type = 'EXPIRED' AND NEW.lease_id = '" + id + "'",
+                "it expired 1 leases but wrote 0 events", () -> sweeper.sweepOnce(tenant));
+    }
+
+    @Test
+    void aSweeperBatchWhoseLockDelayIsNotWrittenIsAnErrorNotASuccess() {
+        Map<String, Object> body = new HashMap<>(Api.acquireBody("swept-delay", "job", "h", 30));
+        body.put("lockDelaySeconds", 30);
+        Api.Response acquired = api.post("/v1/leases", writer("alice"), body);
+        assertThat(acquired.status()).as(acquired.raw()).isEqualTo(201);
+        String id = acquired.body().get("leaseId").asString();
+        backdateExpiry(id);
+        assertSweepingFails(id, "lease_key", "UPDATE", ofTenant("OLD"), "wrote 1 events and 0 of 1 lock-delays",
+                () -> sweeper.sweepOnce(tenant));
     }
 
     @Test

@@ -83,9 +83,13 @@ public final class TestDatabase {
         return cluster().url().replaceFirst("(//[^/]+/)[^?]+", "$1" + name);
     }
 
-    /** Drops a database that {@link #newDatabase} made, closing the connections still open to it. */
+    /**
+     * Drops a database that {@link #newDatabase} made, closing the connections still open to it; first keeps its
+     * functions' profile when the cluster profiles them ({@link PlpgsqlProfile}).
+     */
     public static void dropDatabase(String url) {
         String name = url.replaceFirst("^[^/]*//[^/]+/([^?]+).*$", "$1");
+        PlpgsqlProfile.keep(url, name, cluster());
         admin().sql("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)").update();
     }
 

@@ -1,0 +1,40 @@
+package io.leasekeeper.lease;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.leasekeeper.support.IntegrationTest;
+import java.sql.SQLException;
+import org.junit.jupiter.api.Test;
+import org.springframework.dao.DataAccessException;
+
+/**
+ * The functions a caller runs with the key's row already locked ({@code lease_hand_over}, {@code lease_acquire_locked})
+ * find the key again first: when it is not there, they raise SQLSTATE LK001 naming the key (the post-state errors'
+ * code, which the service answers 500 INTERNAL_ERROR), rather than answer for a key no one holds.
+ * The service never calls them so (it locks the row it passes); the calls here, in SQL with a key id no key has,
+ * reach the check the way no request can.
+ */
+class LockedKeyFunctionsTest extends IntegrationTest {
+
+    private static final long NO_SUCH_KEY = -1;
+
+    @Test
+    void aHandOverOfAKeyThatIsNotThereIsAnError() {
+        assertRefused("SELECT lease_hand_over(:tenant, :key, NULL, 10, NULL)", "lease_hand_over");
+    }
+
+    @Test
+    void anAcquireOnTheLockingPathOfAKeyThatIsNotThereIsAnError() {
+        assertRefused("SELECT lease_acquire_locked(:tenant, :key, 'alice', 'h', 30, 3600, 0, NULL, NULL, '{}', NULL, NULL)",
+                "lease_acquire_locked");
+    }
+
+    private void assertRefused(String call, String function) {
+        assertThatThrownBy(() -> jdbc.sql(call).param("tenant", tenant).param("key", NO_SUCH_KEY).query().singleRow())
+                .isInstanceOf(DataAccessException.class)
+                .hasMessageContaining(function + " on key " + NO_SUCH_KEY + ": no such key, though the caller locked it")
+                .satisfies(e -> assertThat(((DataAccessException) e).getMostSpecificCause())
+                        .isInstanceOfSatisfying(SQLException.class, sql -> assertThat(sql.getSQLState()).isEqualTo("LK001")));
+    }
+}
