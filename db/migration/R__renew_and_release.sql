@@ -1,5 +1,5 @@
--- The owner's renew and release, each one call under the locking rule, as the acquire (R__grant_and_acquire.sql).
--- (A revoke is made by the service's locking path, LeaseOperations.)
+-- The owner's renew, and the end of a lease by its owner (release) or an admin (revoke), each one call under the
+-- locking rule, as the acquire (R__grant_and_acquire.sql).
 
 -- 'renewed' (the lease with its new expiry; beat: how much of its TTL had passed since its previous renew or its
 -- grant), 'unchanged' (the lease as it was: not the caller's, another token, or no longer active) or 'not_found'
@@ -55,52 +55,83 @@ BEGIN
 END
 $$;
 
--- The owner's compare-and-delete: 'released' (the lease as it is now), 'unchanged' (the lease as it was: not the
--- caller's, another token, or no longer active), 'locked_path' (someone waits for or watches the key: nothing
--- changed; the service's locking path releases it and hands the key over) or 'not_found' (the tenant has no such
--- lease).
-CREATE OR REPLACE FUNCTION lease_release(
-    p_tenant text, p_lease_id uuid, p_owner text, p_fencing_token bigint, p_request_id text, p_trace_id text)
-    RETURNS lease_answer
+-- Ends an active lease of the tenant: 'released' by its owner with its own fencing token (compare-and-delete), or
+-- 'revoked' by an admin, whoever holds it, with the reason; its event is written, and a revoke starts the key's
+-- lock-delay when the lease has one. A key someone waits for or watches is then handed to its queue
+-- (lease_hand_over: offered to the longest-waiting request, whose id is returned as offered for the service to wake
+-- once this call has committed), or, when no one queues or the lock-delay holds it, its waiters are notified on
+-- p_channel (NULL: not at all). answer: the lease ended, or 'unchanged' with the lease as it was (not the owner's,
+-- another token, or no longer active: the caller tells which), or 'not_found' (the tenant has no such lease).
+-- lease_end replaces lease_release, which no release of the service ever called (so it goes without a release that
+-- keeps both, the rule from the first release on: docs/decisions/functions-live-in-repeatable-migrations.md).
+DROP FUNCTION IF EXISTS lease_release(text, uuid, text, bigint, text, text);
+CREATE OR REPLACE FUNCTION lease_end(
+    p_tenant text, p_lease_id uuid, p_state text, p_principal text, p_fencing_token bigint, p_reason text,
+    p_request_id text, p_trace_id text, p_offer_seconds integer, p_channel text)
+    RETURNS lease_end_answer
     LANGUAGE plpgsql VOLATILE
     AS $$
 DECLARE
+    result lease_end_answer;
     k lease_key%ROWTYPE;
     l lease%ROWTYPE;
+    handed lease_answer;
     t timestamptz;
-    answer text := 'unchanged';
+    outcome text := 'unchanged';
 BEGIN
+    IF p_state NOT IN ('released', 'revoked') THEN
+        RAISE EXCEPTION 'lease_end on lease %: % is not an end', p_lease_id, p_state;
+    END IF;
     SELECT lk.* INTO k FROM lease fl JOIN lease_key lk ON lk.tenant = p_tenant AND lk.id = fl.key_id
     WHERE fl.tenant = p_tenant AND fl.id = p_lease_id
     FOR NO KEY UPDATE OF lk;
     IF NOT FOUND THEN
-        RETURN lease_answer_of('not_found', NULL, k, l, NULL);
+        result.answer := lease_answer_of('not_found', NULL, k, l, NULL);
+        RETURN result;
     END IF;
     t := date_trunc('milliseconds', clock_timestamp());
     SELECT * INTO l FROM lease fl WHERE fl.tenant = p_tenant AND fl.id = p_lease_id;
-    IF k.watched_until > t THEN
-        answer := 'locked_path';
-    ELSIF l.owner = p_owner AND l.fencing_token = p_fencing_token AND l.ended_at IS NULL AND l.expires_at > t THEN
-        UPDATE lease ul SET state = 'released', ended_at = t, end_reason = 'released'
+    IF l.ended_at IS NULL AND l.expires_at > t
+       AND (p_state = 'revoked' OR (l.owner = p_principal AND l.fencing_token = p_fencing_token)) THEN
+        UPDATE lease ul SET state = p_state, ended_at = t, end_reason = p_reason
         WHERE ul.tenant = p_tenant AND ul.id = p_lease_id AND ul.ended_at IS NULL
         RETURNING * INTO l;
         IF NOT FOUND THEN
-            RAISE EXCEPTION 'lease_release on lease %: it changed no row, though the lease allowed the change and its key was locked (rolled back)',
+            RAISE EXCEPTION 'lease_end on lease %: it changed no row, though the lease allowed the change and its key was locked (rolled back)',
                 p_lease_id USING ERRCODE = 'LK001';
         END IF;
         INSERT INTO lease_event (tenant, lease_id, lease_acquired_at, type, from_state, to_state, fencing_token, at,
                                  principal, request_id, trace_id, details)
-        VALUES (p_tenant, l.id, l.acquired_at, 'RELEASED', 'active', 'released', l.fencing_token, t,
-                p_owner, p_request_id, p_trace_id, '{}');
+        VALUES (p_tenant, l.id, l.acquired_at, upper(p_state), 'active', p_state, l.fencing_token, t,
+                p_principal, p_request_id, p_trace_id,
+                CASE WHEN p_state = 'revoked' THEN jsonb_build_object('reason', p_reason) ELSE '{}' END);
         IF NOT FOUND THEN
-            RAISE EXCEPTION 'lease_release on lease %: it released the lease but wrote no event (rolled back)',
+            RAISE EXCEPTION 'lease_end on lease %: it ended the lease but wrote no event (rolled back)',
                 p_lease_id USING ERRCODE = 'LK001';
         END IF;
-        answer := 'released';
+        IF p_state = 'revoked' AND l.lock_delay_seconds > 0 THEN
+            UPDATE lease_key dk SET delayed_until = t + make_interval(secs => l.lock_delay_seconds)
+            WHERE dk.tenant = p_tenant AND dk.id = k.id;
+            IF NOT FOUND THEN
+                RAISE EXCEPTION 'lease_end on lease %: it revoked the lease but wrote no lock-delay (rolled back)',
+                    p_lease_id USING ERRCODE = 'LK001';
+            END IF;
+        END IF;
+        outcome := p_state;
+        IF k.watched_until > t THEN
+            IF p_state = 'revoked' AND l.lock_delay_seconds > 0 THEN
+                handed.outcome := 'none'; -- delayed: its waiters try when the delay ends
+            ELSE
+                handed := lease_hand_over(p_tenant, k.id, NULL, p_offer_seconds, p_channel);
+            END IF;
+            IF handed.outcome = 'offered' THEN
+                result.offered := handed.id;
+            ELSIF handed.outcome = 'none' AND p_channel IS NOT NULL THEN
+                PERFORM pg_notify(p_channel, k.id::text);
+            END IF;
+        END IF;
     END IF;
-    IF answer = 'locked_path' THEN
-        l := NULL;
-    END IF;
-    RETURN lease_answer_of(answer, t, k, l, NULL);
+    result.answer := lease_answer_of(outcome, t, k, l, NULL);
+    RETURN result;
 END
 $$;

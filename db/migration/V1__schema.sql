@@ -241,3 +241,7 @@ CREATE TYPE lease_answer AS (
     end_reason text, ttl_seconds integer, max_lifetime_seconds integer, lock_delay_seconds integer, job_id text,
     trace_id text, metadata jsonb, tenant text, program text, target_type text, target_value text, actor text,
     operation text);
+
+-- What ending a lease answers (lease_end): the transition's answer, and the waiting request the freed key was offered
+-- to (null: none), for the service to wake once the call has committed.
+CREATE TYPE lease_end_answer AS (answer lease_answer, offered uuid);

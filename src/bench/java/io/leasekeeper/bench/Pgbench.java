@@ -53,8 +53,8 @@ final class Pgbench {
                 + "SELECT id AS lease_id, fencing_token AS lease_fencing_token FROM lease_acquire(:tenant, :program,"
                 + " :target_type, :target, :actor, :operation, :principal, :holder, 30, 86400, 0, :job_id, :trace_id,"
                 + " :metadata, NULL, :trace_id) \\gset\n"
-                + "SELECT outcome FROM lease_release(:tenant, :lease_id, :principal, :lease_fencing_token, NULL,"
-                + " :trace_id);\n";
+                + "SELECT (answer).outcome FROM lease_end(:tenant, :lease_id, 'released', :principal,"
+                + " :lease_fencing_token, 'released', NULL, :trace_id, 5, NULL);\n";
     }
 
     /** Renew of a lease picked by number (pgbench has no strings to pick it by). */

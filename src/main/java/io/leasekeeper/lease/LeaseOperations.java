@@ -292,37 +292,21 @@ public class LeaseOperations {
     }
 
     /**
-     * Compare-and-delete: ends the caller's active lease. Releasing an already released lease answers it again.
-     * One call (lease_release); a key someone waits for or watches takes the locking path, which hands it over.
+     * Compare-and-delete: ends the caller's active lease, in one call (lease_end), which hands a key someone waits
+     * for to its queue. Releasing an already released lease answers it again.
      */
     public LeaseOutcome releaseIfHeld(UUID leaseId, long fencingToken, Caller caller) {
-        Optional<LeaseStore.Call> called = store.releaseInOneCall(leaseId, fencingToken, caller);
-        if (called.isEmpty()) {
+        Optional<LeaseStore.Ended> ended = store.end(leaseId, LeaseState.RELEASED, fencingToken, "released", caller,
+                notifications);
+        if (ended.isEmpty()) {
             return notFound(leaseId);
         }
-        LeaseStore.Call release = called.get();
+        LeaseStore.Call release = ended.get().call();
         return switch (release.outcome()) {
-            case RELEASED -> new LeaseOutcome.Changed(release.lease(), release.now());
+            case RELEASED -> changed(ended.get());
             case UNCHANGED -> unreleased(release.lease(), release.now(), fencingToken, caller);
-            case LOCKED_PATH -> transaction.execute(tx -> releaseLocked(leaseId, fencingToken, caller));
-            default -> throw release.unexpected("lease_release");
+            default -> throw release.unexpected("lease_end");
         };
-    }
-
-    private LeaseOutcome releaseLocked(UUID leaseId, long fencingToken, Caller caller) {
-        Optional<LeaseStore.KeyLock> key = store.lockKeyOfLease(leaseId, caller.tenant());
-        Optional<LeaseStore.Transition> released = key.flatMap(k -> store.release(leaseId, fencingToken, caller));
-        if (released.isEmpty()) {
-            return notFound(leaseId);
-        }
-        LeaseStore.Transition release = released.get();
-        if (!release.changed()) {
-            return unreleased(release.lease(), release.now(), fencingToken, caller);
-        }
-        if (key.get().watched()) {
-            freedOrHandedOver(key.get());
-        }
-        return new LeaseOutcome.Changed(release.lease(), release.now());
     }
 
     /** A release that changed nothing: answered again when the lease is released already, else refused. */
@@ -334,34 +318,36 @@ public class LeaseOperations {
         if (lease.stateAt(now) == LeaseState.RELEASED) {
             return new LeaseOutcome.Changed(lease, now);
         }
-        return ended(lease, now).orElseThrow(() -> changedUnderLock("END (released)", lease.id()));
+        return ended(lease, now).orElseThrow(() -> changedUnderLock("lease_end (released)", lease.id()));
     }
 
-    /** An admin ends an active lease of its tenant; the key is free at once. */
-    @Transactional
+    /** An admin ends an active lease of its tenant, in one call (lease_end); the key is free at once. */
     public LeaseOutcome revoke(UUID leaseId, String reason, Caller admin) {
-        Optional<LeaseStore.KeyLock> key = store.lockKeyOfLease(leaseId, admin.tenant());
-        Optional<LeaseStore.Transition> revoked = key.flatMap(k -> store.revoke(leaseId, reason, admin));
-        if (revoked.isEmpty()) {
+        Optional<LeaseStore.Ended> ended = store.end(leaseId, LeaseState.REVOKED, null, reason, admin, notifications);
+        if (ended.isEmpty()) {
             return notFound(leaseId);
         }
-        LeaseStore.Transition revoke = revoked.get();
-        if (!revoke.changed()) {
-            LeaseState state = revoke.lease().stateAt(revoke.now());
-            if (state == LeaseState.ACTIVE) {
-                throw changedUnderLock("END (revoked)", leaseId);
+        LeaseStore.Call revoke = ended.get().call();
+        return switch (revoke.outcome()) {
+            case REVOKED -> changed(ended.get());
+            case UNCHANGED -> {
+                LeaseState state = revoke.lease().stateAt(revoke.now());
+                if (state == LeaseState.ACTIVE) {
+                    throw changedUnderLock("lease_end (revoked)", leaseId);
+                }
+                yield new LeaseOutcome.Refused(ErrorCode.LEASE_NOT_ACTIVE,
+                        "Lease " + leaseId + " is " + state.wireName() + ".");
             }
-            return new LeaseOutcome.Refused(ErrorCode.LEASE_NOT_ACTIVE,
-                    "Lease " + leaseId + " is " + state.wireName() + ".");
+            default -> throw revoke.unexpected("lease_end");
+        };
+    }
+
+    /** The ended lease; the waiting request the freed key was offered to is woken once the call has committed. */
+    private LeaseOutcome changed(LeaseStore.Ended ended) {
+        if (ended.offered() != null) {
+            offered(ended.offered());
         }
-        if (key.get().watched()) {
-            if (revoke.lease().lockDelaySeconds() > 0) {
-                freed(Long.toString(key.get().id())); // delayed: the waiters try when the delay ends
-            } else {
-                freedOrHandedOver(key.get());
-            }
-        }
-        return new LeaseOutcome.Changed(revoke.lease(), revoke.now());
+        return new LeaseOutcome.Changed(ended.call().lease(), ended.call().now());
     }
 
     /**
@@ -373,19 +359,16 @@ public class LeaseOperations {
         return queue.watchKeyOfLease(leaseId, tenant, seconds, watchHorizon);
     }
 
-    /** With the key locked and just freed by this transaction: offers it to its queue, or says it is free. */
-    private void freedOrHandedOver(LeaseStore.KeyLock key) {
-        if (handOver(key, null).isEmpty()) {
-            freed(Long.toString(key.id()));
-        }
-    }
-
     /**
      * The key was offered to a waiting acquire, and the hand-over notified every instance (the waiter, and the
      * watchers of the key's last lease): a waiter of this instance is woken at once when the transaction commits,
      * without waiting for the notification's round trip.
      */
     private void offered(UUID waiterId) {
+        if (!TransactionSynchronizationManager.isSynchronizationActive()) {
+            waiters.offered(waiterId); // a call in autocommit: committed already
+            return;
+        }
         TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
             @Override
             public void afterCommit() {

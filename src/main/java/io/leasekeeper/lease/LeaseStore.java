@@ -3,7 +3,6 @@ package io.leasekeeper.lease;
 import static io.leasekeeper.lease.LeaseRows.instant;
 import static io.leasekeeper.lease.LeaseRows.keyParams;
 
-import io.leasekeeper.audit.EventType;
 import io.leasekeeper.security.Caller;
 import io.leasekeeper.key.LeaseKey;
 import io.leasekeeper.wait.FreedKeys;
@@ -63,14 +62,6 @@ class LeaseStore {
      * with a scan of the tenant's active leases.
      */
 
-    private static final String LOCK_KEY_OF_LEASE = """
-            SELECT k.tenant, k.id, lease_now() AS now, NULL AS delayed_until,
-                   coalesce(k.watched_until > lease_now(), false) AS watched
-            FROM lease l JOIN lease_key k ON k.tenant = :tenant AND k.id = l.key_id
-            WHERE l.tenant = :tenant AND l.id = :leaseId
-            FOR NO KEY UPDATE OF k
-            """;
-
     /*
      * The transitions of one call each: the 1.0 acquire, the renew and the release, each one function, whole in its
      * repeatable migration (R__grant_and_acquire.sql, R__renew_and_release.sql), that locks the key, decides at the
@@ -90,9 +81,11 @@ class LeaseStore {
                                       CAST(:requestId AS text), CAST(:traceId AS text))
             """;
 
-    private static final String RELEASE_CALL = """
-            SELECT * FROM lease_release(:tenant, :leaseId, :principal, :fencingToken, CAST(:requestId AS text),
-                                        CAST(:traceId AS text))
+    /** A release or a revoke: lease_end's answer, and the waiting request it offered the freed key to (null: none). */
+    private static final String END_CALL = """
+            SELECT (e.answer).*, e.offered
+            FROM lease_end(:tenant, :leaseId, :state, :principal, CAST(:fencingToken AS bigint), CAST(:reason AS text),
+                           CAST(:requestId AS text), CAST(:traceId AS text), :offerSeconds, CAST(:channel AS text)) e
             """;
 
     /*
@@ -130,46 +123,6 @@ class LeaseStore {
      * key stays with a waiter whose instance stopped before its offer passes on.
      */
     static final int OFFER_SECONDS = 5;
-
-    /**
-     * Ends an active lease of the tenant: released by its owner, if the token is its own (compare-and-delete),
-     * or revoked by an admin, whoever holds it. A revoke starts the key's lock-delay, when the lease has one.
-     * Returns the lease as it is now, or when nothing changed as it was, which tells the caller why; with the
-     * time of the decision and the counts of what it wrote besides the lease, for {@link #requireTransition}.
-     */
-    static final String END = """
-            WITH clock AS (SELECT lease_now() AS now),
-            found AS MATERIALIZED (SELECT * FROM lease WHERE tenant = :tenant AND id = :leaseId),
-            ended AS (
-                UPDATE lease l
-                SET state = :state, ended_at = clock.now, end_reason = :reason
-                FROM clock, found f
-                WHERE l.tenant = :tenant AND l.id = :leaseId AND l.ended_at IS NULL AND l.expires_at > clock.now
-                  AND (:state = 'revoked'
-                       OR (l.owner = :principal AND l.fencing_token = CAST(:fencingToken AS bigint)))
-                RETURNING l.*
-            ), delayed AS (
-                UPDATE lease_key k SET delayed_until = e.ended_at + make_interval(secs => e.lock_delay_seconds)
-                FROM ended e
-                WHERE k.tenant = :tenant AND k.id = e.key_id AND e.state = 'revoked' AND e.lock_delay_seconds > 0
-                RETURNING 1
-            ), event AS (
-                INSERT INTO lease_event (tenant, lease_id, lease_acquired_at, type, from_state, to_state,
-                                         fencing_token, at, principal, request_id, trace_id, details)
-                SELECT tenant, id, acquired_at, :eventType, 'active', state, fencing_token, ended_at,
-                       :principal, :requestId, :traceId, CAST(:details AS jsonb)
-                FROM ended
-                RETURNING 1
-            )
-            SELECT clock.now, l.changed, (SELECT count(*) FROM event) AS events,
-                   (SELECT count(*) FROM delayed) AS delays,
-                   (SELECT count(*) FROM ended WHERE state = 'revoked' AND lock_delay_seconds > 0) AS delays_due, %s
-            FROM (SELECT true AS changed, * FROM ended
-                  UNION ALL
-                  SELECT false, * FROM found WHERE NOT EXISTS (SELECT 1 FROM ended)) AS l
-            JOIN lease_key k ON k.tenant = :tenant AND k.id = l.key_id
-            CROSS JOIN clock
-            """.formatted(LeaseRows.COLUMNS);
 
     /**
      * Records the expiry of a lease whose TTL has passed, as of its expiry instant, with its EXPIRED
@@ -228,13 +181,6 @@ class LeaseStore {
     record Expiry(boolean expired, Instant delayedUntil) {
     }
 
-    /**
-     * What a transition statement returns: {@code changed} with the lease as it is now, or unchanged with
-     * the lease as it was, read at {@code now}, the time of the decision.
-     */
-    record Transition(Instant now, boolean changed, Lease lease) {
-    }
-
     private final JdbcClient jdbc;
     private final JsonMapper json;
     private final LeaseRows rows;
@@ -257,16 +203,9 @@ class LeaseStore {
                         "the key's row was neither found nor made"));
     }
 
-    /** Locks the key of a lease of this tenant; empty when there is no such lease. */
-    Optional<KeyLock> lockKeyOfLease(UUID leaseId, String tenant) {
-        return jdbc.sql(LOCK_KEY_OF_LEASE).param("leaseId", leaseId).param("tenant", tenant)
-                .query(LeaseStore::keyLock).optional();
-    }
-
-
     /** The outcomes the functions answer, by their names there in lower case. */
     enum Outcome {
-        GRANTED, HELD, DELAYED, RENEWED, RELEASED, UNCHANGED, LOCKED_PATH, NOT_FOUND;
+        GRANTED, HELD, DELAYED, RENEWED, RELEASED, REVOKED, UNCHANGED, LOCKED_PATH, NOT_FOUND;
 
         static Outcome of(String name) {
             return valueOf(name.toUpperCase(java.util.Locale.ROOT)); // an unknown name fails: never ignored
@@ -301,10 +240,22 @@ class LeaseStore {
                 .filter(renewal -> renewal.call().outcome() != Outcome.NOT_FOUND);
     }
 
-    /** A release's one call: 'released', 'unchanged' or 'locked_path'; empty when the tenant has no such lease. */
-    Optional<Call> releaseInOneCall(UUID leaseId, long fencingToken, Caller caller) {
-        return jdbc.sql(RELEASE_CALL).params(onLease(leaseId, caller)).param("fencingToken", fencingToken)
-                .query(this::call).optional().filter(call -> call.outcome() != Outcome.NOT_FOUND);
+    /** What a release or a revoke answered, and the waiting request its key was offered to (null: none). */
+    record Ended(Call call, UUID offered) {
+    }
+
+    /**
+     * Ends the lease in one call (lease_end): released by its owner with {@code fencingToken}, or revoked with
+     * {@code reason} (the token null). Its waiters are notified on the freed keys' channel when {@code notify}. Empty
+     * when the tenant has no such lease.
+     */
+    Optional<Ended> end(UUID leaseId, LeaseState state, Long fencingToken, String reason, Caller caller,
+                        boolean notify) {
+        return jdbc.sql(END_CALL).params(onLease(leaseId, caller)).param("state", state.wireName())
+                .param("fencingToken", fencingToken).param("reason", reason)
+                .param("offerSeconds", OFFER_SECONDS).param("channel", notify ? FreedKeys.CHANNEL : null)
+                .query((rs, n) -> new Ended(call(rs, n), rs.getObject("offered", UUID.class))).optional()
+                .filter(ended -> ended.call().outcome() != Outcome.NOT_FOUND);
     }
 
     private Call call(ResultSet rs, int row) throws SQLException {
@@ -344,28 +295,6 @@ class LeaseStore {
     record Renewal(Call call, double beat) {
     }
 
-    /** With the key locked; empty when the tenant has no such lease. */
-    Optional<Transition> release(UUID leaseId, long fencingToken, Caller caller) {
-        return end(leaseId, LeaseState.RELEASED, EventType.RELEASED, "released", fencingToken, Map.of(), caller);
-    }
-
-    /** With the key locked; empty when the tenant has no such lease. */
-    Optional<Transition> revoke(UUID leaseId, String reason, Caller admin) {
-        return end(leaseId, LeaseState.REVOKED, EventType.REVOKED, reason, null, Map.of("reason", reason), admin);
-    }
-
-    private Optional<Transition> end(UUID leaseId, LeaseState state, EventType event, String reason,
-                                     Long fencingToken, Map<String, Object> details, Caller caller) {
-        return jdbc.sql(END).params(onLease(leaseId, caller))
-                .param("state", state.wireName())
-                .param("eventType", event.name())
-                .param("reason", reason)
-                .param("fencingToken", fencingToken)
-                .param("details", json.writeValueAsString(details))
-                .query(this::written).optional()
-                .map(ended -> requireTransition("END (" + state.wireName() + ")", "lease " + leaseId, ended));
-    }
-
     /** With the key locked: records the expiry of the lease if it was active and due. */
     Expiry expire(UUID leaseId, String principal, Caller caller) {
         return jdbc.sql(EXPIRE).params(onLease(leaseId, caller)).param("principal", principal).query((rs, n) -> {
@@ -385,31 +314,6 @@ class LeaseStore {
 
     private static KeyLock keyLock(ResultSet rs, int row) throws SQLException {
         return new KeyLock(rs.getString("tenant"), rs.getLong("id"), instant(rs, "now"), instant(rs, "delayed_until"), rs.getBoolean("watched"));
-    }
-
-    private Transition transition(ResultSet rs, int row) throws SQLException {
-        return new Transition(instant(rs, "now"), rs.getBoolean("changed"), rows.lease(rs, row));
-    }
-
-    /** A transition, and what its statement wrote besides the lease: for {@link #requireTransition}. */
-    private record Written(Transition transition, long events, long delays, long delaysDue) {
-    }
-
-    private Written written(ResultSet rs, int row) throws SQLException {
-        return new Written(transition(rs, row), rs.getLong("events"), rs.getLong("delays"), rs.getLong("delays_due"));
-    }
-
-    /**
-     * Post-state validation of a transition statement: a changed lease has exactly its one audit event and the
-     * lock-delay it starts; otherwise the statement contradicted itself (a trigger, a rule or a bug swallowed a
-     * write) and the transaction must not commit half of it.
-     */
-    private static Transition requireTransition(String statement, String subject, Written written) {
-        if (written.transition().changed()) {
-            requireCounts(statement, subject + " (" + written.transition().lease().id() + ")", 1, written.events(),
-                    written.delays(), written.delaysDue());
-        }
-        return written.transition();
     }
 
     /** Every lease a statement changed has its one event, and every lock-delay it should start was written. */

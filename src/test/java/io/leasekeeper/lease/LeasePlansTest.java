@@ -84,7 +84,7 @@ class LeasePlansTest {
             params.put("jobId", null);
             params.put("leaseTraceId", null);
 
-            Map<String, String> statements = Map.of("END", LeaseStore.END, "EXPIRE", LeaseStore.EXPIRE, "PEEK_KEY", WaiterQueue.PEEK_KEY,
+            Map<String, String> statements = Map.of("EXPIRE", LeaseStore.EXPIRE, "PEEK_KEY", WaiterQueue.PEEK_KEY,
                     "CURRENT_OF_KEY", LeaseReads.CURRENT_OF_KEY);
             statements.forEach((name, sql) -> assertThat(plan(db, sql, params)).as(name)
                     .doesNotContain("\"Index Name\": \"lease_due\"")
@@ -95,13 +95,16 @@ class LeasePlansTest {
             String token = active.get("fencing_token").toString();
             String key = "'bench', 'default', 'opaque', '" + active.get("target_value") + "', 'bench', 'bench'";
             Map<String, String> calls = Map.of(
-                    "lease_acquire", "lease_acquire(" + key + ", 'bob', 'h', 60, 86400, 0, NULL, NULL, '{}', 'r', 't')",
-                    "lease_renew", "lease_renew('bench', " + lease + ", 'alice', " + token + ", NULL, 'r', 't')",
-                    "lease_release", "lease_release('bench', " + lease + ", 'alice', " + token + ", 'r', 't')",
-                    "lease_acquire_locked", "lease_acquire_locked('bench', " + active.get("key_id")
+                    "lease_acquire", "SELECT outcome FROM lease_acquire(" + key
+                            + ", 'bob', 'h', 60, 86400, 0, NULL, NULL, '{}', 'r', 't')",
+                    "lease_renew", "SELECT outcome FROM lease_renew('bench', " + lease + ", 'alice', " + token
+                            + ", NULL, 'r', 't')",
+                    "lease_end", "SELECT (answer).outcome FROM lease_end('bench', " + lease + ", 'released', 'alice', "
+                            + token + ", 'released', 'r', 't', 5, NULL)",
+                    "lease_acquire_locked", "SELECT outcome FROM lease_acquire_locked('bench', " + active.get("key_id")
                             + ", 'bob', 'h', 60, 86400, 0, NULL, NULL, '{}', 'r', 't')");
             calls.forEach((name, call) -> {
-                List<String> plans = AutoExplain.nestedPlans(messages(connection, "SELECT outcome FROM " + call), name);
+                List<String> plans = AutoExplain.nestedPlans(messages(connection, call), name);
                 assertThat(plans).as(name).hasSizeGreaterThanOrEqualTo(2).allSatisfy(plan -> assertThat(plan)
                         .doesNotContain("\"Index Name\": \"lease_due\"")
                         .doesNotContain("\"Index Name\": \"lease_one_active_per_key\"")

@@ -179,13 +179,13 @@ class PostStateValidationTest extends IntegrationTest {
 
     @Test
     void aReleaseThatChangesNoRowIsAnErrorNotASuccess(CapturedOutput output) {
-        assertSkippedWriteOnLeaseFails(output, "lease_release", "alice", "lease", ofTenant("OLD"),
+        assertSkippedWriteOnLeaseFails(output, "lease_end", "alice", "lease", ofTenant("OLD"),
                 lease -> release(writer("alice"), lease.get("leaseId").asString(), lease.get("fencingToken").asLong()));
     }
 
     @Test
     void aRevokeThatChangesNoRowIsAnErrorNotASuccess(CapturedOutput output) {
-        assertSkippedWriteOnLeaseFails(output, "LeaseStore.END (revoked)", "alice", "lease", ofTenant("OLD"),
+        assertSkippedWriteOnLeaseFails(output, "lease_end", "alice", "lease", ofTenant("OLD"),
                 lease -> revoke(admin("root"), lease.get("leaseId").asString(), "post-state"));
     }
 
@@ -201,7 +201,7 @@ class PostStateValidationTest extends IntegrationTest {
         Api.Response revoke = whileSkipped("lease_key", "UPDATE", ofTenant("OLD"),
                 () -> revoke(admin("root"), id, "post-state"));
 
-        assertInternalError(revoke, output, "LeaseStore.END (revoked)");
+        assertInternalError(revoke, output, "lease_end");
         assertThat(leasesOfTenant()).isEqualTo(before);
         assertThat(eventTypes(id)).containsExactly("ACQUIRED");
     }
@@ -306,7 +306,7 @@ class PostStateValidationTest extends IntegrationTest {
     @Test
     void aReleaseWhoseEventIsNotWrittenIsAnErrorNotASuccess(CapturedOutput output) {
         String principal = "skipped-" + tenant;
-        assertSkippedWriteOnLeaseFails(output, "lease_release", principal, "lease_event",
+        assertSkippedWriteOnLeaseFails(output, "lease_end", principal, "lease_event",
                 "NEW.principal = '" + principal + "' AND NEW.type = 'RELEASED'",
                 lease -> release(writer(principal), lease.get("leaseId").asString(), lease.get("fencingToken").asLong()));
     }
@@ -350,9 +350,9 @@ class PostStateValidationTest extends IntegrationTest {
         assertThat(leasesOfTenant()).isEmpty();
     }
 
-    /** A key someone waits for or watches is released on the locking path, which checks its write as the call does. */
+    /** A key someone waits for or watches is released by the same call, which checks its write and then hands it over. */
     @Test
-    void aReleaseOnTheLockingPathThatChangesNoRowIsAnErrorNotASuccess(CapturedOutput output) {
+    void aReleaseOfAWatchedKeyThatChangesNoRowIsAnErrorNotASuccess(CapturedOutput output) {
         JsonNode lease = granted(writer("alice"), "watched");
         jdbc.sql("UPDATE lease_key SET watched_until = lease_now() + interval '1 minute' WHERE tenant = :t")
                 .param("t", tenant).update();
@@ -361,7 +361,7 @@ class PostStateValidationTest extends IntegrationTest {
         Api.Response release = whileSkipped("lease", "UPDATE", ofTenant("OLD"),
                 () -> release(writer("alice"), id(lease), token(lease)));
 
-        assertInternalError(release, output, "LeaseStore.END (released)");
+        assertInternalError(release, output, "lease_end");
         assertThat(leasesOfTenant()).isEqualTo(before);
         assertThat(eventTypes(id(lease))).containsExactly("ACQUIRED");
     }

@@ -98,7 +98,7 @@ class QueueLockOrderTest extends IntegrationTest {
             CompletableFuture<Api.Response> release = CompletableFuture.supplyAsync(() ->
                     release(writer("alice"), heldId, held.body().get("fencingToken").asLong()));
             // The release, holding the key, now waits for the row the retry holds.
-            awaitALockWaitIn("lease_hand_over");
+            awaitALockWaitIn("lease_end");
             takeover.commit();
 
             assertThat(release.get(10, TimeUnit.SECONDS).status()).isEqualTo(200);
