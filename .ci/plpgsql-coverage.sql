@@ -2,7 +2,8 @@
 -- .ci/plpgsql-profile.sql loaded into the temporary table profile (.ci/plpgsql-coverage does). A function's
 -- profiles are summed statement by statement across databases, for one version of its source: the reference
 -- database's (psql variable reference: the database the tests share, migrated to the newest version), else the one
--- most databases have; a database that held another version (a test of an older migration) is left out of it.
+-- most databases have; a database that held another version (a test of an older migration) is left out of it, and so
+-- is a function the reference database does not have (one the newest migrations dropped).
 -- Statements and branches are counted as plpgsql_coverage_statements and plpgsql_coverage_branches count them: a
 -- statement ran when it ran once; a branch is a list of statements (IF's THEN, each ELSIF and ELSE, a loop's body,
 -- each WHEN and the ELSE of CASE, a block's body and each of its handlers when it has handlers), taken when its
@@ -13,7 +14,12 @@ WITH version AS (
     SELECT DISTINCT ON (function) function, source
     FROM (SELECT function, source, bool_or(database = :'reference') AS in_reference,
                  count(DISTINCT database) AS databases
-          FROM profile GROUP BY function, source) v
+          FROM profile
+          -- The functions the newest migrations define: one a test's older migrations made, and the newest dropped,
+          -- is not the service's.
+          WHERE function IN (SELECT function FROM profile WHERE database = :'reference')
+             OR NOT EXISTS (SELECT 1 FROM profile WHERE database = :'reference')
+          GROUP BY function, source) v
     ORDER BY function, in_reference DESC, databases DESC
 ), stmt AS (
     SELECT p.function, p.stmtid, min(p.parent_stmtid) AS parent_stmtid, min(p.parent_note) AS parent_note,

@@ -119,11 +119,9 @@ BEGIN
         END IF;
         outcome := p_state;
         IF k.watched_until > t THEN
-            IF p_state = 'revoked' AND l.lock_delay_seconds > 0 THEN
-                handed.outcome := 'none'; -- delayed: its waiters try when the delay ends
-            ELSE
-                handed := lease_hand_over(p_tenant, k.id, NULL, p_offer_seconds, p_channel);
-            END IF;
+            -- lease_hand_over offers no key in its lock-delay: after a revoke that starts one, the waiters are told
+            -- and try when it ends.
+            handed := lease_hand_over(p_tenant, k.id, NULL, p_offer_seconds, p_channel);
             IF handed.outcome = 'offered' THEN
                 result.offered := handed.id;
             ELSIF handed.outcome = 'none' AND p_channel IS NOT NULL THEN
