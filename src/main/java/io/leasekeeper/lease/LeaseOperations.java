@@ -23,9 +23,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  * locks the key's row, then reads the lease and PostgreSQL's clock, makes the transition if it is allowed and
  * writes its audit event. Acquire, renew, release, revoke and the sweeper of one key are thus serialized, and
  * each decides on rows no one else can change until it commits. When a transition changed nothing, the lease as
- * it was tells which refusal to answer. The 1.0 acquire, the renew and the release are one call each (a
- * function of the database, in autocommit); what a function leaves to the service (a key someone waits for or
- * watches, an unswept expiry, revoke) runs on the locking path: one transaction of several statements.
+ * it was tells which refusal to answer. The 1.0 acquire, the renew, the release and the revoke are one call each
+ * (a function of the database, in autocommit); what the acquire's function leaves to the service (a key someone
+ * waits for or watches, an unswept expiry) runs on the locking path: one transaction of several statements.
  */
 @Component
 public class LeaseOperations {
