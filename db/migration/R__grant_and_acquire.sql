@@ -29,8 +29,8 @@ $$;
 -- Grants the key k, which has no active lease and whose row the caller holds locked, at t (the caller's time of the
 -- decision): the lease with the key's next fencing token, as the request asked, and its ACQUIRED event, before
 -- which a grant whose time is past the audit's partitions makes the one it needs (R__audit.sql). Answers 'granted'
--- with the lease. Every grant is this one: the acquire of one call, the acquire of the service's locking path, and
--- the waiter's taking of a key offered to it (lease_hand_over).
+-- with the lease. Every grant is this one: an acquire's (lease_acquire), and a waiting request's taking of a key
+-- offered to its row (lease_hand_over).
 CREATE OR REPLACE FUNCTION lease_grant(
     k record, t timestamptz, p_owner text, p_holder text, p_ttl integer, p_max_lifetime integer,
     p_lock_delay integer, p_job_id text, p_trace_id text, p_metadata jsonb, p_request_id text,
@@ -68,89 +68,165 @@ BEGIN
 END
 $$;
 
--- The acquire of one call: 'granted', 'held' (an unexpired lease holds the key), 'delayed' (its lock-delay runs)
--- or 'locked_path', having changed nothing: the service's locking path (LeaseOperations) takes a key that someone
--- waits for or watches (the hand-over to its queue and the notifications), and a key whose lease is past its TTL
--- and not yet recorded as expired.
-CREATE OR REPLACE FUNCTION lease_acquire(
-    p_tenant text, p_program text, p_target_type text, p_target_value text, p_actor text, p_operation text,
-    p_owner text, p_holder text, p_ttl integer, p_max_lifetime integer, p_lock_delay integer, p_job_id text,
-    p_trace_id text, p_metadata jsonb, p_request_id text, p_request_trace_id text)
-    RETURNS lease_answer
-    LANGUAGE plpgsql VOLATILE
+-- The key k (its lease_key row, a record as in lease_grant) as it is at t: 'delayed' (its lock-delay runs), 'held' (an
+-- unexpired active lease, in the answer), 'due' (an active lease past its TTL that no one has recorded as expired yet,
+-- in the answer) or 'free'. The key's lease, if it has an active one, is its newest
+-- (docs/decisions/tenant-statistics.md).
+CREATE OR REPLACE FUNCTION lease_key_state(p_tenant text, k record, t timestamptz) RETURNS lease_answer
+    LANGUAGE plpgsql STABLE -- it reads in the snapshot of its caller's statement, taken after the key's lock
     AS $$
 DECLARE
-    k lease_key%ROWTYPE;
     l lease%ROWTYPE;
-    t timestamptz;
 BEGIN
-    SELECT * INTO k FROM lease_key lk
-    WHERE lk.tenant = p_tenant AND lk.program = p_program AND lk.target_type = p_target_type
-      AND lk.target_value = p_target_value AND lk.actor = p_actor AND lk.operation IS NOT DISTINCT FROM p_operation
-    FOR NO KEY UPDATE;
-    IF NOT FOUND THEN
-        -- A key's first acquire makes its row; a concurrent first acquire waits here for the other's commit.
-        INSERT INTO lease_key (tenant, program, target_type, target_value, actor, operation)
-        VALUES (p_tenant, p_program, p_target_type, p_target_value, p_actor, p_operation)
-        ON CONFLICT DO NOTHING;
-        SELECT * INTO k FROM lease_key lk
-        WHERE lk.tenant = p_tenant AND lk.program = p_program AND lk.target_type = p_target_type
-          AND lk.target_value = p_target_value AND lk.actor = p_actor AND lk.operation IS NOT DISTINCT FROM p_operation
-        FOR NO KEY UPDATE;
-        IF NOT FOUND THEN
-            RAISE EXCEPTION 'lease_acquire on key %/%: the key''s row was neither found nor made (rolled back)',
-                p_tenant, p_program USING ERRCODE = 'LK001';
-        END IF;
-    END IF;
-    t := date_trunc('milliseconds', clock_timestamp());
     IF k.delayed_until > t THEN
         RETURN lease_answer_of('delayed', t, k, l, NULL); -- l not read: no lease in the answer
-    ELSIF k.watched_until > t THEN
-        RETURN lease_answer_of('locked_path', t, k, l, NULL);
     END IF;
-    -- The key's lease, if it has an active one, is its newest (docs/decisions/tenant-statistics.md).
     SELECT * INTO l FROM lease nl WHERE nl.tenant = p_tenant AND nl.key_id = k.id
     ORDER BY nl.fencing_token DESC LIMIT 1;
     IF l.state = 'active' THEN
-        IF l.expires_at > t THEN
-            RETURN lease_answer_of('held', t, k, l, NULL);
-        END IF;
-        l := NULL;
-        RETURN lease_answer_of('locked_path', t, k, l, NULL);
+        RETURN lease_answer_of(CASE WHEN l.expires_at > t THEN 'held' ELSE 'due' END, t, k, l, NULL);
     END IF;
-    RETURN lease_grant(k, t, p_owner, p_holder, p_ttl, p_max_lifetime, p_lock_delay, p_job_id, p_trace_id,
-                       p_metadata, p_request_id, p_request_trace_id);
+    l := NULL;
+    RETURN lease_answer_of('free', t, k, l, NULL);
 END
 $$;
 
--- The acquire of the service's locking path (LeaseOperations), in the transaction that locked the key's row and
--- saw to its lock-delay and its queue: 'granted', or 'unchanged' with the key's active lease as it is, which may be
--- past its TTL and not yet recorded as expired (the caller records that expiry, then calls again).
-CREATE OR REPLACE FUNCTION lease_acquire_locked(
-    p_tenant text, p_key_id bigint, p_owner text, p_holder text, p_ttl integer, p_max_lifetime integer,
-    p_lock_delay integer, p_job_id text, p_trace_id text, p_metadata jsonb, p_request_id text,
-    p_request_trace_id text)
-    RETURNS lease_answer
+-- Every acquire, waiting or not, is one call of this function (the queue: docs/concepts/waiting.md). r.try says which
+-- try it is: 'once' (an acquire that does not wait), 'first' (a waiting request's first: when the key is busy, its row
+-- r.waiter joins the key's queue, lease_queue), 'again' (a queued request's later try) or 'last' (its try at the
+-- deadline, after which its row leaves the queue unless it took the key). With the key's row locked (made first when
+-- the key is new; a concurrent first acquire waits for the other's commit) and the time read after the lock:
+--   * a lock-delay that runs: 'delayed';
+--   * an unexpired active lease: 'held', with the lease;
+--   * an active lease past its TTL, not yet recorded by the sweeper: its expiry is recorded now (lease_expire_locked,
+--     by system:acquire, notifying the key's watchers), after which its lock-delay may run ('delayed');
+--   * a free key someone waits for or watches goes to its queue first (lease_hand_over): 'granted' when the row it
+--     goes to is r.waiter, else 'held' by the offer to another row (its owner and holder, until the offer ends; no
+--     lease);
+--   * else the key is granted (lease_grant), unless r.may_grant is false (the tenant is at its quota): 'over_quota',
+--     nothing granted (and a new key's row not made; an expiry found due on the way is recorded all the same).
+-- A waiting request's first try looks at the key without its lock first: a key busy and marked watched for as long as
+-- the request may wait is answered busy with the row queued, and the try neither waits for the key's lock nor delays
+-- the holder's transitions (whatever frees the key later holds its lock and sees the mark and the queue). A retry (the
+-- same Idempotency-Key and fingerprint) takes over its first request's row, with its place and any offer of the key
+-- to it, which it then takes; the same Idempotency-Key with a different request while that row waits is 'key_reused',
+-- nothing written.
+-- Answers the transition's answer, the waiting row this call offered the key to (the service wakes it once the call
+-- has committed), and how many leases it recorded as expired.
+CREATE OR REPLACE FUNCTION lease_acquire(p_tenant text, r lease_acquire_request, p_offer_seconds integer, p_channel text,
+                                         p_watch_horizon integer)
+    RETURNS lease_acquire_answer
     LANGUAGE plpgsql VOLATILE
     AS $$
 DECLARE
     k lease_key%ROWTYPE;
-    l lease%ROWTYPE;
+    nothing lease%ROWTYPE;
     t timestamptz;
+    answer lease_answer;
+    handed lease_answer;
+    offered uuid;
+    expired integer := 0;
+    queued text; -- what lease_queue answered, when this call queued the row
 BEGIN
-    -- Held by the caller already: the lock is the locking rule's first step, here as in every transition.
-    SELECT * INTO k FROM lease_key lk WHERE lk.tenant = p_tenant AND lk.id = p_key_id FOR NO KEY UPDATE;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'lease_acquire_locked on key %: no such key, though the caller locked it (rolled back)',
-            p_key_id USING ERRCODE = 'LK001';
+    IF r.try = 'first' THEN
+        SELECT * INTO k FROM lease_key lk
+        WHERE lk.tenant = p_tenant AND lk.program = r.program AND lk.target_type = r.target_type
+          AND lk.target_value = r.target_value AND lk.actor = r.actor AND lk.operation IS NOT DISTINCT FROM r.operation;
+        t := date_trunc('milliseconds', clock_timestamp());
+        IF k.watched_until >= t + make_interval(secs => r.wait_seconds + 1) THEN
+            answer := lease_key_state(p_tenant, k, t);
+            IF answer.outcome IN ('held', 'delayed') THEN
+                queued := lease_queue(p_tenant, r, k, t, p_watch_horizon);
+                IF queued <> 'offered' THEN
+                    RETURN ROW(CASE WHEN queued = 'key_reused' THEN lease_answer_of(queued, t, k, nothing, NULL)
+                                    ELSE answer END, NULL, 0)::lease_acquire_answer;
+                END IF;
+                answer := NULL; -- the row taken over is offered the key: taken below, under the key's lock
+            END IF;
+        END IF;
+    END IF;
+
+    SELECT * INTO k FROM lease_key lk
+    WHERE lk.tenant = p_tenant AND lk.program = r.program AND lk.target_type = r.target_type
+      AND lk.target_value = r.target_value AND lk.actor = r.actor AND lk.operation IS NOT DISTINCT FROM r.operation
+    FOR NO KEY UPDATE;
+    IF NOT FOUND AND NOT r.may_grant THEN -- a new key is free, and this request may not be granted it: no row made
+        RETURN ROW(lease_answer_of('over_quota', date_trunc('milliseconds', clock_timestamp()), k, nothing, NULL), NULL,
+                   0)::lease_acquire_answer;
+    ELSIF NOT FOUND THEN
+        INSERT INTO lease_key (tenant, program, target_type, target_value, actor, operation)
+        VALUES (p_tenant, r.program, r.target_type, r.target_value, r.actor, r.operation)
+        ON CONFLICT DO NOTHING;
+        SELECT * INTO k FROM lease_key lk
+        WHERE lk.tenant = p_tenant AND lk.program = r.program AND lk.target_type = r.target_type
+          AND lk.target_value = r.target_value AND lk.actor = r.actor AND lk.operation IS NOT DISTINCT FROM r.operation
+        FOR NO KEY UPDATE;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'lease_acquire on key %/%: the key''s row was neither found nor made (rolled back)',
+                p_tenant, r.program USING ERRCODE = 'LK001';
+        END IF;
     END IF;
     t := date_trunc('milliseconds', clock_timestamp());
-    SELECT * INTO l FROM lease nl WHERE nl.tenant = p_tenant AND nl.key_id = k.id
-    ORDER BY nl.fencing_token DESC LIMIT 1;
-    IF l.state = 'active' THEN
-        RETURN lease_answer_of('unchanged', t, k, l, NULL);
+    answer := lease_key_state(p_tenant, k, t);
+    IF answer.outcome = 'due' THEN
+        expired := lease_expire_locked(p_tenant, ARRAY[answer.id], t, 'system:acquire', r.request_id,
+                                       r.request_trace_id, p_channel);
+        SELECT * INTO k FROM lease_key lk WHERE lk.tenant = p_tenant AND lk.id = k.id; -- its lock-delay, if any
+        answer := CASE WHEN k.delayed_until > t THEN lease_answer_of('delayed', t, k, nothing, NULL) END;
+    ELSIF answer.outcome = 'free' THEN
+        answer := NULL;
     END IF;
-    RETURN lease_grant(k, t, p_owner, p_holder, p_ttl, p_max_lifetime, p_lock_delay, p_job_id, p_trace_id,
-                       p_metadata, p_request_id, p_request_trace_id);
+    IF answer.outcome IS NULL AND (k.watched_until > t OR r.waiter IS NOT NULL) THEN
+        answer := lease_offered_or_granted(lease_hand_over(p_tenant, k.id, r.waiter, p_offer_seconds, p_channel));
+        IF answer.outcome = 'held' THEN
+            offered := answer.id;
+            answer.id := NULL;
+        END IF;
+    END IF;
+    IF answer.outcome IS NULL THEN
+        answer := CASE WHEN r.may_grant
+                       THEN lease_grant(k, t, r.owner, r.holder, r.ttl_seconds, r.max_lifetime_seconds,
+                                        r.lock_delay_seconds, r.job_id, r.trace_id, r.metadata, r.request_id,
+                                        r.request_trace_id)
+                       ELSE lease_answer_of('over_quota', t, k, nothing, NULL) END;
+    ELSIF answer.outcome <> 'granted' AND r.try = 'first' AND queued IS NULL THEN
+        queued := lease_queue(p_tenant, r, k, t, p_watch_horizon);
+        IF queued = 'key_reused' THEN
+            answer := lease_answer_of(queued, t, k, nothing, NULL);
+        ELSIF queued = 'offered' THEN -- the row taken over is offered the key (its first request's): taken now
+            handed := lease_hand_over(p_tenant, k.id, r.waiter, p_offer_seconds, p_channel);
+            IF handed.outcome = 'granted' THEN
+                answer := handed;
+            END IF; -- else the key is held after all (the offer's mark lapsed and an acquire took it): still busy
+        END IF;
+    END IF;
+    IF r.try = 'last' THEN -- the row, unless the key was handed to it
+        PERFORM lease_waiter_delete(p_tenant, r.waiter, 'lease_acquire (last try)');
+    END IF;
+    RETURN ROW(answer, offered, expired)::lease_acquire_answer;
 END
 $$;
+
+-- A hand-over's answer as an acquire's: 'granted' as it is; 'offered' (this call offered the key) and 'on_offer' (an
+-- offer made before runs) both 'held' by the row the key is offered to, whose id stays in the answer's id only when
+-- this call made the offer; 'none' (no one waits for the free key) null.
+CREATE OR REPLACE FUNCTION lease_offered_or_granted(handed lease_answer) RETURNS lease_answer
+    LANGUAGE plpgsql IMMUTABLE
+    AS $$
+BEGIN
+    IF handed.outcome = 'none' THEN
+        RETURN NULL;
+    ELSIF handed.outcome IN ('offered', 'on_offer') THEN
+        IF handed.outcome = 'on_offer' THEN
+            handed.id := NULL;
+        END IF;
+        handed.outcome := 'held';
+    END IF;
+    RETURN handed;
+END
+$$;
+
+DROP FUNCTION IF EXISTS lease_acquire(text, text, text, text, text, text, text, text, integer, integer, integer, text,
+                                      text, jsonb, text, text);
+DROP FUNCTION IF EXISTS lease_acquire_locked(text, bigint, text, text, integer, integer, integer, text, text, jsonb,
+                                             text, text);

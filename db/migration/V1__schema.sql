@@ -245,3 +245,20 @@ CREATE TYPE lease_answer AS (
 -- What ending a lease answers (lease_end): the transition's answer, and the waiting request the freed key was offered
 -- to (null: none), for the service to wake once the call has committed.
 CREATE TYPE lease_end_answer AS (answer lease_answer, offered uuid);
+
+-- What an acquire asks (lease_acquire, whose first argument is the tenant: the one a distributed engine delegates the
+-- call by), one row; a batch of one tenant's acquires is an array of them. The key, the lease asked for
+-- (owner and holder, TTL, maximum lifetime, lock-delay, job, the lease's trace, metadata), the request's id and trace
+-- for the audit; may_grant false when the tenant is at its quota (a free key is then refused, not granted); and for a
+-- waiting acquire its queue row's id (waiter), its try ('once' for an acquire that does not wait, else 'first',
+-- 'again' or 'last'), how long it waits, and its Idempotency-Key and fingerprint (a retry takes over its row).
+CREATE TYPE lease_acquire_request AS (
+    program text, target_type text, target_value text, actor text, operation text,
+    owner text, holder text, ttl_seconds integer, max_lifetime_seconds integer, lock_delay_seconds integer,
+    job_id text, trace_id text, metadata jsonb, request_id text, request_trace_id text,
+    may_grant boolean, waiter uuid, try text, wait_seconds integer, idempotency_key text, fingerprint text);
+
+-- What an acquire answers (lease_acquire): the transition's answer; the waiting request the key was offered to (null:
+-- none), for the service to wake once the call has committed; and how many leases past their TTL it recorded as
+-- expired (0 or 1).
+CREATE TYPE lease_acquire_answer AS (answer lease_answer, offered uuid, expired integer);

@@ -50,9 +50,10 @@ final class Pgbench {
     /** Acquire then release, as POST /v1/leases and POST …/release do, on a key of the client's own range. */
     static String cycleScript(int keysPerClient) {
         return "\\set target :client_id * " + keysPerClient + " + random(0, " + (keysPerClient - 1) + ")\n"
-                + "SELECT id AS lease_id, fencing_token AS lease_fencing_token FROM lease_acquire(:tenant, :program,"
-                + " :target_type, :target, :actor, :operation, :principal, :holder, 30, 86400, 0, :job_id, :trace_id,"
-                + " :metadata, NULL, :trace_id) \\gset\n"
+                + "SELECT (a.answer).id AS lease_id, (a.answer).fencing_token AS lease_fencing_token"
+                + " FROM lease_acquire(:tenant, ROW(:program, :target_type, :target, :actor, :operation, :principal,"
+                + " :holder, 30, 86400, 0, :job_id, :trace_id, :metadata, NULL, :trace_id, true, NULL, 'once', 0, NULL,"
+                + " NULL)::lease_acquire_request, 5, NULL, 62) a \\gset\n"
                 + "SELECT (answer).outcome FROM lease_end(:tenant, :lease_id, 'released', :principal,"
                 + " :lease_fencing_token, 'released', NULL, :trace_id, 5, NULL);\n";
     }

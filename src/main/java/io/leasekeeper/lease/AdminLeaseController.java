@@ -4,7 +4,6 @@ import static io.leasekeeper.web.ErrorCode.LEASE_NOT_ACTIVE;
 import static io.leasekeeper.web.ErrorCode.LEASE_NOT_FOUND;
 import static io.leasekeeper.web.ErrorCode.VALIDATION_FAILED;
 
-import io.leasekeeper.idempotency.IdempotencyStore;
 import io.leasekeeper.openapi.ProblemCodes;
 import io.leasekeeper.security.Caller;
 import io.swagger.v3.oas.annotations.Operation;
@@ -46,9 +45,6 @@ class AdminLeaseController {
                              HttpServletRequest request) {
         var id = LeaseController.leaseId(leaseId);
         String reason = requests.revokeReason(body);
-        IdempotencyStore.Request idempotency = idempotent.request(idempotencyKey, admin, "POST",
-                request.getRequestURI(), body);
-        return LeaseAnswers.of(idempotent.run(idempotency, admin, () -> operations.revoke(id, reason, admin)), null,
-                request);
+        return idempotent.answer(idempotencyKey, admin, request, body, () -> operations.revoke(id, reason, admin));
     }
 }

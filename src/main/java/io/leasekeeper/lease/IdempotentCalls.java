@@ -4,12 +4,14 @@ import io.leasekeeper.idempotency.IdempotencyKeys;
 import io.leasekeeper.idempotency.IdempotencyStore;
 import io.leasekeeper.security.Caller;
 import io.leasekeeper.web.FieldErrors;
+import jakarta.servlet.http.HttpServletRequest;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.Optional;
 import java.util.function.Supplier;
+import org.springframework.http.ResponseEntity;
 import org.springframework.stereotype.Component;
 import org.springframework.transaction.support.TransactionTemplate;
 import tools.jackson.databind.json.JsonMapper;
@@ -44,6 +46,16 @@ class IdempotentCalls {
     IdempotencyStore.Request request(String idempotencyKey, Caller caller, String method, String path, Object body) {
         return idempotencyKey == null ? null : new IdempotencyStore.Request(caller.tenant(), caller.subject(),
                 parseKey(idempotencyKey), fingerprint(method, path, body));
+    }
+
+    /**
+     * A change to a lease (renew, release, revoke) under the request's Idempotency-Key ({@code idempotencyKey} null:
+     * none), answered as {@link LeaseAnswers#of} answers its outcome.
+     */
+    ResponseEntity<?> answer(String idempotencyKey, Caller caller, HttpServletRequest http, Object body,
+                             Supplier<LeaseOutcome> operation) {
+        IdempotencyStore.Request request = request(idempotencyKey, caller, "POST", http.getRequestURI(), body);
+        return LeaseAnswers.of(run(request, caller, operation), null, http);
     }
 
     /**

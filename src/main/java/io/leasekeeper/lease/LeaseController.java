@@ -111,10 +111,7 @@ class LeaseController {
         UUID id = leaseId(leaseId);
         long token = requests.fencingToken(body == null ? null : body.fencingToken());
         Integer ttl = requests.renewTtl(body.ttlSeconds());
-        IdempotencyStore.Request idempotency = idempotent.request(idempotencyKey, caller, "POST",
-                request.getRequestURI(), body);
-        return LeaseAnswers.of(idempotent.run(idempotency, caller, () -> operations.renew(id, token, ttl, caller)),
-                null, request);
+        return idempotent.answer(idempotencyKey, caller, request, body, () -> operations.renew(id, token, ttl, caller));
     }
 
     @PostMapping("/{leaseId}/release")
@@ -130,10 +127,8 @@ class LeaseController {
                               HttpServletRequest request) {
         UUID id = leaseId(leaseId);
         long token = requests.fencingToken(body == null ? null : body.fencingToken());
-        IdempotencyStore.Request idempotency = idempotent.request(idempotencyKey, caller, "POST",
-                request.getRequestURI(), body);
-        return LeaseAnswers.of(idempotent.run(idempotency, caller, () -> operations.releaseIfHeld(id, token, caller)),
-                null, request);
+        return idempotent.answer(idempotencyKey, caller, request, body,
+                () -> operations.releaseIfHeld(id, token, caller));
     }
 
     @GetMapping("/{leaseId}")

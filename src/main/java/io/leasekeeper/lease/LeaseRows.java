@@ -71,20 +71,6 @@ class LeaseRows {
                 new Metadata(json.readValue(rs.getString("metadata"), JSON_OBJECT)));
     }
 
-    /** What an acquire asks for, and who asks: the parameters of the statements that grant or queue it. */
-    Map<String, Object> asked(AcquireCommand command, String leaseTraceId, Caller caller) {
-        Map<String, Object> params = by(caller.subject(), caller);
-        params.put("tenant", command.key().tenant());
-        params.put("holder", command.holder());
-        params.put("ttl", command.ttlSeconds());
-        params.put("maxLifetime", command.maxLifetimeSeconds());
-        params.put("lockDelay", command.lockDelaySeconds());
-        params.put("jobId", command.jobId());
-        params.put("leaseTraceId", leaseTraceId);
-        params.put("metadata", json.writeValueAsString(command.metadata().values()));
-        return params;
-    }
-
     /** Who makes a transition, and in which request: written to its audit event. */
     static Map<String, Object> by(String principal, Caller caller) {
         var params = new HashMap<String, Object>();

@@ -71,17 +71,18 @@ class Waiting {
                          long arrivedNanos, BooleanSupplier clientGone) {
         Attempt attempt = operation -> idempotent.run(idempotency, caller, operation);
         if (command.waitSeconds() == 0) {
-            return attempt.run(() -> operations.acquireIfFree(command, caller));
+            return attempt.run(() -> operations.acquire(command, caller, LeaseStore.Try.ONCE, null, null));
         }
         long deadline = arrivedNanos + TimeUnit.SECONDS.toNanos(command.waitSeconds());
         Optional<KeyWaiters.Waiter> admitted = admit(() -> waiters.acquirer(caller.tenant()));
         if (admitted.isEmpty()) { // waiting off, or shutting down: answered as a non-waiting acquire
-            return attempt.run(() -> operations.acquireIfFree(command, caller));
+            return attempt.run(() -> operations.acquire(command, caller, LeaseStore.Try.ONCE, null, null));
         }
         try (KeyWaiters.Waiter waiter = admitted.get()) {
             UUID id = waiter.id();
             long triedAt = System.nanoTime();
-            LeaseOutcome tried = attempt.run(() -> operations.acquireOrQueue(command, caller, id, idempotency));
+            LeaseOutcome tried = attempt.run(() -> operations.acquire(command, caller, LeaseStore.Try.FIRST, id,
+                    idempotency));
             if (granted(tried)) {
                 waiter.tookKey();
                 return tried;
@@ -96,7 +97,7 @@ class Waiting {
             } catch (RuntimeException failed) {
                 // The request fails (the database went away): its row should not be offered the key later.
                 try {
-                    operations.abandonQueue(command, id, caller);
+                    operations.abandonQueue(id, caller);
                 } catch (RuntimeException alsoFailed) {
                     failed.addSuppressed(alsoFailed);
                 }
@@ -125,13 +126,14 @@ class Waiting {
             KeyWaiters.Wake wake = sleep(waiter, tryAt, clientGone);
             if (wake == null) {
                 // Never grant a key to a client that has gone: the key goes to the next in the queue.
-                operations.abandonQueue(command, id, caller);
+                operations.abandonQueue(id, caller);
                 record("acquire", "gone", arrivedNanos);
                 return tried;
             }
             boolean evicted = wake == KeyWaiters.Wake.EVICTED;
             if (wake == KeyWaiters.Wake.CLOSING || evicted || System.nanoTime() - deadline >= 0) {
-                LeaseOutcome last = attempt.run(() -> operations.leaveQueue(command, caller, id));
+                LeaseOutcome last = attempt.run(() -> operations.acquire(command, caller, LeaseStore.Try.LAST, id,
+                        null));
                 if (granted(last)) {
                     waiter.tookKey();
                 }
@@ -143,7 +145,7 @@ class Waiting {
                 return last;
             }
             triedAt = System.nanoTime();
-            LeaseOutcome next = attempt.run(() -> operations.tryQueued(command, caller, id));
+            LeaseOutcome next = attempt.run(() -> operations.acquire(command, caller, LeaseStore.Try.AGAIN, id, null));
             if (granted(next)) {
                 waiter.tookKey();
                 record("acquire", "granted", arrivedNanos);

@@ -3,8 +3,6 @@ package io.leasekeeper.limits;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.leasekeeper.config.LeasekeeperProperties;
-import io.leasekeeper.web.ApiException;
-import io.leasekeeper.web.ErrorCode;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.concurrent.atomic.AtomicLong;
@@ -15,10 +13,9 @@ import org.springframework.stereotype.Component;
  * The quota of active leases per tenant. Each instance counts a tenant's active leases in the database at most
  * once per {@code quotaRefresh} and adds the grants it made itself since: no acquire contends on a shared
  * counter row, and the count lags at most by the other instances' grants of the last refresh (documented in
- * docs/concepts/limits.md). An acquire of one call reserves its place before it grants; the locking path checks in the
- * granting transaction right after the grant, so that a refusal rolls the grant back with everything else the
- * request did: a refused acquire changes nothing. A key handed over to a waiting
- * acquire is not checked: the lease that ended to free it was the same tenant's.
+ * docs/concepts/limits.md). An acquire reserves its place before its call, which is told whether it may grant: one
+ * that may not is refused a free key, and grants nothing. A key handed over to a waiting acquire is not checked: the
+ * lease that ended to free it was the same tenant's.
  */
 @Component
 public class TenantQuota {
@@ -47,10 +44,9 @@ public class TenantQuota {
     }
 
     /**
-     * Before a grant made in one call, whose refusal could not roll it back: counts the grant to come, or answers
-     * false (counting nothing) when it would take the tenant over its quota; then the acquire takes the locking
-     * path, which refuses only a grant ({@link #afterGrant}), not a busy key. An acquire that did not grant gives
-     * its place back with {@link #unreserve}.
+     * Before an acquire's call: counts the grant to come, or answers false (counting nothing) when it would take the
+     * tenant over its quota; the call then refuses the key if it finds it free ({@link #refuse}), and answers a busy
+     * key as busy. An acquire that did not grant gives its place back with {@link #unreserve}.
      */
     public boolean reserve(String tenant) {
         Count count = counts.get(tenant, t -> new Count(activeLeases(t), new AtomicLong()));
@@ -70,24 +66,12 @@ public class TenantQuota {
     }
 
     /**
-     * Called in the transaction that has just granted the tenant a lease: throws 429 QUOTA_EXCEEDED (which rolls
-     * the grant back) when the tenant now has more active leases than its quota.
+     * An acquire found its key free while {@link #reserve} had answered false, and was refused it, nothing granted
+     * (429 QUOTA_EXCEEDED): counted, and the problem's detail.
      */
-    public void afterGrant(String tenant) {
-        boolean[] countedNow = new boolean[1];
-        Count count = counts.get(tenant, t -> {
-            countedNow[0] = true; // in this transaction: the count includes the grant just made
-            return new Count(activeLeases(t), new AtomicLong());
-        });
-        long active = countedNow[0] ? count.counted() : count.counted() + count.grantedSince().incrementAndGet();
-        if (active > max) {
-            if (!countedNow[0]) {
-                count.grantedSince().decrementAndGet();
-            }
-            refused.increment();
-            throw new ApiException(ErrorCode.QUOTA_EXCEEDED, "The tenant has " + max
-                    + " active leases, the most it may hold; release one first.");
-        }
+    public String refuse() {
+        refused.increment();
+        return "The tenant has " + max + " active leases, the most it may hold; release one first.";
     }
 
     private long activeLeases(String tenant) {

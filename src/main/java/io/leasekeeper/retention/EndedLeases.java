@@ -31,7 +31,7 @@ class EndedLeases {
      * The keys of a batch that nobody is acquiring now: an acquire holds its key's row lock from before it looks
      * at the key's leases until it commits its lease, so these keys' leases are read, by the next statement, only
      * after every such acquire has committed; a later acquire waits for this transaction and finds the key gone
-     * (it makes the key anew, LeaseStore.lockKey).
+     * (it makes the key anew, lease_acquire).
      */
     private static final String LOCK_KEYS = """
             -- Across tenants: retention.

@@ -9,12 +9,17 @@ import io.leasekeeper.support.ServiceProcess;
 import io.leasekeeper.support.TestDatabase;
 import io.leasekeeper.support.TestTokens;
 import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
@@ -119,7 +124,7 @@ class MultiInstanceHarnessIT {
             HistoryChecker.print(String.format("Fencing harness (3 instances, %d clients, %d s)", CLIENTS,
                     Duration.ofNanos(System.nanoTime() - began).toSeconds()), summary, writes, violations, faults, windows);
 
-            assertThat(violations).isEmpty();
+            assertThat(violations).as(() -> serverLogOf(violations)).isEmpty();
             assertThat(windows).extracting(FaultWindow::name).anyMatch(n -> n.startsWith("kill -9"))
                     .anyMatch(n -> n.startsWith("pg_terminate_backend")).anyMatch(n -> n.startsWith("answers of"));
             if (restartsPostgres) {
@@ -141,6 +146,42 @@ class MultiInstanceHarnessIT {
                 instance.close();
             }
         }
+    }
+
+    /**
+     * What the instances logged for the 500s among the violations: each answer names its traceId, which every log
+     * line of its request carries; the entry (an ERROR line and its stack trace) tells why, in CI's output.
+     */
+    private static String serverLogOf(List<String> violations) {
+        StringBuilder logged = new StringBuilder("server log of the violations' traces:");
+        Matcher traces = Pattern.compile("\"traceId\":\"([0-9a-f]{32})\"").matcher(String.join("\n", violations));
+        List<String> traceIds = new ArrayList<>();
+        while (traces.find()) {
+            if (!traceIds.contains(traces.group(1))) {
+                traceIds.add(traces.group(1));
+            }
+        }
+        for (int i = 0; i < 3; i++) {
+            Path log = Path.of("target", "harness", "instance-" + i + ".log");
+            List<String> lines;
+            try {
+                lines = Files.exists(log) ? Files.readAllLines(log) : List.of();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            for (int at = 0; at < lines.size(); at++) {
+                String line = lines.get(at);
+                if (traceIds.stream().anyMatch(line::contains) && (line.contains(" ERROR ") || line.contains(" WARN "))) {
+                    logged.append("\n").append(log.getFileName()).append(": ").append(line);
+                    // its stack trace: the lines up to the next log line (which starts with a timestamp), at most 60
+                    for (int next = at + 1; next < lines.size() && next <= at + 60
+                            && !lines.get(next).matches("^\\d{4}-\\d\\d-\\d\\dT.*"); next++) {
+                        logged.append("\n  ").append(lines.get(next));
+                    }
+                }
+            }
+        }
+        return logged.toString();
     }
 
     private interface Injection {

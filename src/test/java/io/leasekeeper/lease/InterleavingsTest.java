@@ -3,6 +3,7 @@ package io.leasekeeper.lease;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.leasekeeper.security.Caller;
 import io.leasekeeper.support.Api;
 import io.leasekeeper.support.IntegrationTest;
 import io.leasekeeper.support.TestDatabase;
@@ -13,6 +14,7 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -25,13 +27,18 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * key's row lock first, so a session of the test's own that holds that lock (a gate) makes the requests queue on it
  * in the order they arrive, as the database shows them waiting; when the gate commits, they run in that order. The
  * sweeper skips a locked key instead of waiting for it, so it is put first by running its batch in the test's
- * session, paused before its commit, and second by sweeping while a request waits behind the gate. Nothing sleeps:
+ * session, paused before its commit, and second by sweeping while a request waits behind the gate. A waiting request
+ * that leaves the queue takes the key's lock too (lease_leave_queue), and queues behind the gate the same way. Nothing
+ * sleeps:
  * each step waits for the database to show what it needs.
  */
 class InterleavingsTest extends IntegrationTest {
 
     @Autowired
     LeaseSweeper sweeper;
+
+    @Autowired
+    LeaseOperations operations;
 
     @Test
     void ofTwoAcquiresOfAFreeKeyTheFirstToReachItsLockGetsItAndTheOtherIsToldWhoHoldsIt() throws Exception {
@@ -141,6 +148,57 @@ class InterleavingsTest extends IntegrationTest {
         assertThat(principalsOf(id(expired), "EXPIRED")).containsExactly("system:acquire");
     }
 
+    /**
+     * A release that hands the key to the first waiting row, and that row's request leaving the queue because its
+     * client has gone (lease_leave_queue), in both orders: the key is never left with the row that left. Released
+     * first, the key is offered to bob's row, and his leaving passes the offer on to carol's; bob leaving first, the
+     * release offers it to carol's at once. Either way carol's row holds the offer and no lease is made.
+     */
+    @Test
+    void aHandOverAndADisconnectOfTheFirstWaiterLeaveTheKeyOfferedToTheNextWhicheverComesFirst() throws Exception {
+        for (boolean releaseFirst : List.of(true, false)) {
+            String target = "handed-" + releaseFirst;
+            Api.Response held = acquire(writer("alice"), target, "job", "a", 60);
+            long keyId = jdbc.sql("SELECT key_id FROM lease WHERE id = CAST(:id AS uuid)").param("id", id(held))
+                    .query(Long.class).single();
+            jdbc.sql("UPDATE lease_key SET watched_until = lease_now() + interval '60 seconds' WHERE id = :keyId")
+                    .param("keyId", keyId).update();
+            UUID bob = waitingRow(keyId, "bob");
+            UUID carol = waitingRow(keyId, "carol");
+            Supplier<Object> releasing = () -> release(writer("alice"), id(held), token(held)).status();
+            Supplier<Object> leaving = () -> {
+                operations.abandonQueue(bob, new Caller(tenant, "bob", "req-gone", null));
+                return "left";
+            };
+
+            try (Gate gate = Gate.onKeyOf(id(held), jdbc)) {
+                CompletableFuture<Object> first = gate.queue(releaseFirst ? releasing : leaving);
+                CompletableFuture<Object> second = gate.queue(releaseFirst ? leaving : releasing);
+                gate.open();
+                first.get(10, TimeUnit.SECONDS);
+                second.get(10, TimeUnit.SECONDS);
+            }
+            assertThat(jdbc.sql("SELECT CAST(id AS text) FROM lease_waiter WHERE key_id = :keyId AND offered_until IS NOT NULL")
+                    .param("keyId", keyId).query(String.class).list()).as("rows offered the key, release first: "
+                    + releaseFirst).containsExactly(carol.toString());
+            assertThat(jdbc.sql("SELECT count(*) FROM lease_waiter WHERE id = :bob").param("bob", bob)
+                    .query(Long.class).single()).as("bob's row").isZero();
+            assertThat(jdbc.sql("SELECT count(*) FROM lease WHERE key_id = :keyId AND state = 'active'")
+                    .param("keyId", keyId).query(Long.class).single()).as("active leases").isZero();
+        }
+    }
+
+    /** A waiting acquire's row of {@code owner} in the key's queue, behind those written before. */
+    private UUID waitingRow(long keyId, String owner) {
+        UUID id = UUID.randomUUID();
+        jdbc.sql("""
+                INSERT INTO lease_waiter (id, key_id, wait_until, tenant, owner, holder, ttl_seconds,
+                                          max_lifetime_seconds, lock_delay_seconds, metadata)
+                VALUES (:id, :keyId, lease_now() + interval '30 seconds', :tenant, :owner, 'h', 30, 3600, 0, '{}')
+                """).param("id", id).param("keyId", keyId).param("tenant", tenant).param("owner", owner).update();
+        return id;
+    }
+
     private List<String> principalsOf(String leaseId, String type) {
         return jdbc.sql("SELECT principal FROM lease_event WHERE lease_id = CAST(:id AS uuid) AND type = :type")
                 .param("id", leaseId).param("type", type).query(String.class).list();
@@ -198,8 +256,9 @@ class InterleavingsTest extends IntegrationTest {
         }
 
         /** Sends a request that waits behind the gate, once the database shows it waiting. */
-        CompletableFuture<Api.Response> queue(Supplier<Api.Response> request) {
-            CompletableFuture<Api.Response> answer = CompletableFuture.supplyAsync(request);
+        <T> CompletableFuture<T> queue(Supplier<T> request) {
+            // a thread of its own: a request blocked behind the gate must not hold up the next one's start
+            CompletableFuture<T> answer = CompletableFuture.supplyAsync(request, task -> Thread.ofVirtual().start(task));
             int waiting = ++queued;
             await().atMost(Duration.ofSeconds(10)).until(() -> lockWaiters() >= waiting);
             return answer;

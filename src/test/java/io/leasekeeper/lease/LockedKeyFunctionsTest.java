@@ -9,10 +9,10 @@ import org.junit.jupiter.api.Test;
 import org.springframework.dao.DataAccessException;
 
 /**
- * The functions a caller runs with the key's row already locked ({@code lease_hand_over}, {@code lease_acquire_locked})
- * find the key again first: when it is not there, they raise SQLSTATE LK001 naming the key (the post-state errors'
+ * The function a caller runs with the key's row already locked ({@code lease_hand_over})
+ * finds the key again first: when it is not there, it raises SQLSTATE LK001 naming the key (the post-state errors'
  * code, which the service answers 500 INTERNAL_ERROR), rather than answer for a key no one holds.
- * The service never calls them so (it locks the row it passes); the calls here, in SQL with a key id no key has,
+ * The service never calls it so (its callers lock the row they pass); the calls here, in SQL with a key id no key has,
  * reach the check the way no request can.
  */
 class LockedKeyFunctionsTest extends IntegrationTest {
@@ -22,12 +22,6 @@ class LockedKeyFunctionsTest extends IntegrationTest {
     @Test
     void aHandOverOfAKeyThatIsNotThereIsAnError() {
         assertRefused("SELECT lease_hand_over(:tenant, :key, NULL, 10, NULL)", "lease_hand_over");
-    }
-
-    @Test
-    void anAcquireOnTheLockingPathOfAKeyThatIsNotThereIsAnError() {
-        assertRefused("SELECT lease_acquire_locked(:tenant, :key, 'alice', 'h', 30, 3600, 0, NULL, NULL, '{}', NULL, NULL)",
-                "lease_acquire_locked");
     }
 
     private void assertRefused(String call, String function) {

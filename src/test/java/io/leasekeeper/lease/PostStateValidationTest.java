@@ -215,7 +215,7 @@ class PostStateValidationTest extends IntegrationTest {
         Api.Response acquire = whileSkipped("lease", "UPDATE", ofTenant("OLD") + " AND NEW.state = 'expired'",
                 () -> acquire(writer("bob"), "expiry", "job", "h", 30));
 
-        assertInternalError(acquire, output, "LeaseStore.EXPIRE");
+        assertInternalError(acquire, output, "lease_expire_locked");
         assertThat(leasesOfTenant()).isEqualTo(before);
         assertThat(eventTypes(lease.get("leaseId").asString())).containsExactly("ACQUIRED");
     }
@@ -238,7 +238,7 @@ class PostStateValidationTest extends IntegrationTest {
         Map<String, Object> before = leaseRow(leaseId);
         whileSkipped(table, operation, condition, () -> {
             assertThatThrownBy(sweep::run).isInstanceOf(DataAccessException.class)
-                    .hasMessageContaining("lease_expire_due on tenant").hasMessageContaining(contradiction);
+                    .hasMessageContaining("lease_expire_locked on tenant").hasMessageContaining(contradiction);
             return null;
         });
         assertThat(leaseRow(leaseId)).isEqualTo(before).containsEntry("state", "active");
@@ -322,7 +322,7 @@ class PostStateValidationTest extends IntegrationTest {
                 "NEW.type = 'EXPIRED' AND NEW.lease_id = '" + id + "'",
                 () -> acquire(writer("bob"), "expiry-event", "job", "h", 30));
 
-        assertInternalError(acquire, output, "LeaseStore.EXPIRE");
+        assertInternalError(acquire, output, "lease_expire_locked");
         assertThat(leasesOfTenant()).isEqualTo(before);
         assertThat(eventTypes(id)).containsExactly("ACQUIRED");
     }
@@ -338,13 +338,13 @@ class PostStateValidationTest extends IntegrationTest {
         assertThat(leasesOfTenant()).isEmpty();
     }
 
-    /** The locking path makes a new key's row itself (a waiting acquire of a key no one used yet). */
+    /** A waiting acquire's first try, which looks at the key without its lock first, makes a new key's row too. */
     @Test
-    void aKeyWhoseRowTheLockingPathDoesNotMakeIsAnErrorNotASuccess(CapturedOutput output) {
+    void aKeyWhoseRowAWaitingAcquireDoesNotMakeIsAnErrorNotASuccess(CapturedOutput output) {
         Api.Response acquire = whileSkipped("lease_key", "INSERT", ofTenant("NEW"),
                 () -> waitingAcquire(writer("alice"), "new-key", 5, null));
 
-        assertInternalError(acquire, output, "LeaseStore.INSERT_KEY_IF_ABSENT");
+        assertInternalError(acquire, output, "lease_acquire");
         assertThat(jdbc.sql("SELECT count(*) FROM lease_key WHERE tenant = :t").param("t", tenant)
                 .query(Long.class).single()).isZero();
         assertThat(leasesOfTenant()).isEmpty();
@@ -430,7 +430,8 @@ class PostStateValidationTest extends IntegrationTest {
                 () -> waitingAcquire(writer("bob"), "watched", 1, null));
 
         // Unmarked, the release would neither hand the key over nor notify: bob would wait for nothing.
-        assertInternalError(waiting, output, "WaiterQueue.WATCH_KEY");
+        assertInternalError(waiting, output, "lease_queue");
+        assertThat(output.getOut() + output.getErr()).contains("the key was not marked watched");
         assertThat(watchMarksOfTenant()).isZero();
         assertThat(queueOfTenant()).isEmpty();
         assertThat(leasesOfTenant()).isEqualTo(before);
@@ -443,7 +444,7 @@ class PostStateValidationTest extends IntegrationTest {
         Api.Response watch = whileSkipped("lease_key", "UPDATE", ofTenant("OLD"),
                 () -> api.get("/v1/leases/" + id(lease) + "?waitSeconds=1", reader("carol")));
 
-        assertInternalError(watch, output, "WaiterQueue.WATCH_KEY_OF_LEASE");
+        assertInternalError(watch, output, "WatchMarks.WATCH_KEY_OF_LEASE");
         assertThat(watchMarksOfTenant()).isZero();
     }
 
@@ -455,7 +456,8 @@ class PostStateValidationTest extends IntegrationTest {
         Api.Response waiting = whileSkipped("lease_waiter", "INSERT", ofTenant("NEW"),
                 () -> waitingAcquire(writer("bob"), "queued", 20, null));
 
-        assertInternalError(waiting, output, "WaiterQueue.QUEUE");
+        assertInternalError(waiting, output, "lease_queue");
+        assertThat(output.getOut() + output.getErr()).contains("it wrote no row for the waiting request");
         assertThat(queueOfTenant()).isEmpty();
         assertThat(watchMarksOfTenant()).as("the key's watch mark, written in the same try").isZero();
         assertThat(leasesOfTenant()).isEqualTo(before);
@@ -468,12 +470,12 @@ class PostStateValidationTest extends IntegrationTest {
         awaitQueueRows(1);
         List<Map<String, Object>> queued = queueOfTenant();
 
-        // Another request (it waits less) under the same key: QUEUE takes no row over and writes nothing.
+        // Another request (it waits less) under the same key: lease_queue takes no row over and writes nothing.
         Api.Response other = waitingAcquire(writer("bob"), "reused", 19, "reused-1");
 
         assertThat(other.status()).as(other.raw()).isEqualTo(422);
         assertThat(other.code()).isEqualTo("IDEMPOTENCY_KEY_REUSED");
-        assertThat(output.getOut() + output.getErr()).doesNotContain("WaiterQueue.QUEUE on ");
+        assertThat(output.getOut() + output.getErr()).doesNotContain("lease_queue on ");
         assertThat(queueOfTenant()).isEqualTo(queued);
         assertThat(release(writer("alice"), id(held), token(held)).status()).isEqualTo(200);
         assertThat(answerOf(first).status()).isEqualTo(201);
@@ -536,7 +538,7 @@ class PostStateValidationTest extends IntegrationTest {
                 () -> waitingAcquire(writer("bob"), "leave", 1, null));
 
         // Left in the queue, the row could be offered the key, which no request would take until the offer lapsed.
-        assertInternalError(waiting, output, "WaiterQueue.LEAVE_QUEUE");
+        assertInternalError(waiting, output, "lease_acquire (last try)");
         assertThat(leasesOfTenant()).isEqualTo(before);
         assertThat(queueOfTenant()).as("bob's row, its deletion rolled back").hasSize(1)
                 .allSatisfy(row -> assertThat(row.get("offered_until")).isNull());
@@ -558,7 +560,7 @@ class PostStateValidationTest extends IntegrationTest {
             }
             // No one reads the request's answer: its log says why it failed.
             await().atMost(Duration.ofSeconds(10)).until(() ->
-                    (output.getOut() + output.getErr()).contains("WaiterQueue.LEAVE_QUEUE on "));
+                    (output.getOut() + output.getErr()).contains("lease_leave_queue on waiting row"));
             return null;
         });
 

@@ -49,9 +49,9 @@ class QueueLockOrderTest extends IntegrationTest {
                 lock.executeQuery().close();
             }
             CompletableFuture<LeaseOutcome> leaving = CompletableFuture.supplyAsync(() ->
-                    operations.leaveQueue(command, bob, waiterId));
+                    operations.acquire(command, bob, LeaseStore.Try.LAST, waiterId, null));
             // The leaving request now waits for a lock the release holds.
-            awaitALockWaitIn("lease_key");
+            awaitALockWaitIn("lease_acquire");
 
             // The release touches the waiting row under the key's lock, as a hand-over's offer does: it must not wait.
             try (PreparedStatement handOver = release.prepareStatement(
@@ -108,7 +108,8 @@ class QueueLockOrderTest extends IntegrationTest {
         assertThat(jdbc.sql("SELECT offered_until IS NOT NULL FROM lease_waiter WHERE id = :id").param("id", retry)
                 .query(Boolean.class).single()).as("the row offered the key, under the retry's id").isTrue();
 
-        LeaseOutcome taken = operations.tryQueued(bobsCommand(), new Caller(tenant, "bob", "req-2", null), retry);
+        LeaseOutcome taken = operations.acquire(bobsCommand(), new Caller(tenant, "bob", "req-2", null),
+                LeaseStore.Try.AGAIN, retry, null);
         assertThat(taken).isInstanceOf(LeaseOutcome.Granted.class);
         List<String> active = jdbc.sql("SELECT owner FROM lease WHERE key_id = :keyId AND state = 'active'")
                 .param("keyId", keyId).query(String.class).list();

@@ -110,8 +110,7 @@ class TenantPartitionsTest extends IntegrationTest {
             plans.put("call " + i + " of " + function.group(1), nestedPlans(calls.get(i), function.group(1)));
         }
         assertThat(calls.stream().map(c -> CALL.matcher(c.sql()).results().findFirst().orElseThrow().group(1)))
-                .as("the functions called").contains("lease_acquire", "lease_acquire_locked", "lease_renew", "lease_end",
-                        "lease_expire_due");
+                .as("the functions called").contains("lease_acquire", "lease_renew", "lease_end", "lease_expire_due");
         List<String> reachingMore = new ArrayList<>();
         Set<String> tablesReached = new LinkedHashSet<>();
         plans.forEach((statement, plan) -> {
@@ -239,7 +238,7 @@ class TenantPartitionsTest extends IntegrationTest {
 
     /** A call of one of the service's transitions (db/migration/R__*.sql), by the function's name. */
     private static final java.util.regex.Pattern CALL = java.util.regex.Pattern.compile(
-            "\\b(lease_acquire|lease_acquire_locked|lease_renew|lease_end|lease_expire_due)\\(");
+            "\\b(lease_acquire|lease_leave_queue|lease_renew|lease_end|lease_expire_due)\\(");
 
     /**
      * The plans of the statements one call of the service's functions ran, as auto_explain sent them with its answer
