@@ -262,3 +262,13 @@ CREATE TYPE lease_acquire_request AS (
 -- none), for the service to wake once the call has committed; and how many leases past their TTL it recorded as
 -- expired (0 or 1).
 CREATE TYPE lease_acquire_answer AS (answer lease_answer, offered uuid, expired integer);
+
+-- What a renew asks (lease_renew, the tenant its first argument), one row: the lease, its owner and fencing token, the
+-- new TTL (null: the lease's own), and the request's id and trace for the audit.
+CREATE TYPE lease_renew_request AS (
+    lease_id uuid, owner text, fencing_token bigint, ttl_seconds integer, request_id text, trace_id text);
+
+-- What ending a lease asks (lease_end, the tenant its first argument), one row: the lease, the end ('released' by its
+-- owner with its fencing token, or 'revoked' by an admin with the reason), who asks, and the request's id and trace.
+CREATE TYPE lease_end_request AS (
+    lease_id uuid, state text, principal text, fencing_token bigint, reason text, request_id text, trace_id text);

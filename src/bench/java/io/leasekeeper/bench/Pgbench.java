@@ -54,16 +54,16 @@ final class Pgbench {
                 + " FROM lease_acquire(:tenant, ROW(:program, :target_type, :target, :actor, :operation, :principal,"
                 + " :holder, 30, 86400, 0, :job_id, :trace_id, :metadata, NULL, :trace_id, true, NULL, 'once', 0, NULL,"
                 + " NULL)::lease_acquire_request, 5, NULL, 62) a \\gset\n"
-                + "SELECT (answer).outcome FROM lease_end(:tenant, :lease_id, 'released', :principal,"
-                + " :lease_fencing_token, 'released', NULL, :trace_id, 5, NULL);\n";
+                + "SELECT (answer).outcome FROM lease_end(:tenant, ROW(:lease_id, 'released', :principal,"
+                + " :lease_fencing_token, 'released', NULL, :trace_id)::lease_end_request, 5, NULL);\n";
     }
 
     /** Renew of a lease picked by number (pgbench has no strings to pick it by). */
     static String renewScript(int leases) {
         return "\\set n random(1, " + leases + ")\n"
                 + "SELECT id AS lease_id, fencing_token AS lease_fencing_token FROM bench_lease WHERE n = :n \\gset\n"
-                + "SELECT outcome FROM lease_renew(:tenant, :lease_id, :principal, :lease_fencing_token, 3600, NULL,"
-                + " :trace_id);\n";
+                + "SELECT outcome FROM lease_renew(:tenant, ROW(:lease_id, :principal, :lease_fencing_token, 3600, NULL,"
+                + " :trace_id)::lease_renew_request);\n";
     }
 
     /**

@@ -69,16 +69,22 @@ class LeaseStore {
             SELECT lease_leave_queue(:tenant, :waiter, :offerSeconds, CAST(:channel AS text)) AS offered
             """;
 
+    /** A renew (lease_renew): the tenant, and the request as one lease_renew_request row. */
     private static final String RENEW_CALL = """
-            SELECT * FROM lease_renew(:tenant, :leaseId, :principal, :fencingToken, CAST(:ttl AS integer),
-                                      CAST(:requestId AS text), CAST(:traceId AS text))
+            SELECT * FROM lease_renew(:tenant, ROW(:leaseId, :principal, :fencingToken, CAST(:ttl AS integer),
+                                                   CAST(:requestId AS text), CAST(:traceId AS text))::lease_renew_request)
             """;
 
-    /** A release or a revoke: lease_end's answer, and the waiting request it offered the freed key to (null: none). */
+    /**
+     * A release or a revoke (lease_end): the tenant, and the request as one lease_end_request row; lease_end's answer,
+     * and the waiting request it offered the freed key to (null: none).
+     */
     private static final String END_CALL = """
             SELECT (e.answer).*, e.offered
-            FROM lease_end(:tenant, :leaseId, :state, :principal, CAST(:fencingToken AS bigint), CAST(:reason AS text),
-                           CAST(:requestId AS text), CAST(:traceId AS text), :offerSeconds, CAST(:channel AS text)) e
+            FROM lease_end(:tenant, ROW(:leaseId, :state, :principal, CAST(:fencingToken AS bigint),
+                                        CAST(:reason AS text), CAST(:requestId AS text),
+                                        CAST(:traceId AS text))::lease_end_request,
+                           :offerSeconds, CAST(:channel AS text)) e
             """;
 
     /**

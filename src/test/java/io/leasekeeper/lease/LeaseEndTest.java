@@ -62,7 +62,7 @@ class LeaseEndTest extends IntegrationTest {
     @Test
     void anEndThatIsNeitherAReleaseNorARevokeIsRefused() {
         assertThatThrownBy(() -> jdbc.sql("""
-                SELECT * FROM lease_end(:tenant, :lease, 'expired', 'alice', 1, 'expired', NULL, NULL, 5, NULL)""")
+                SELECT * FROM lease_end(:tenant, ROW(:lease, 'expired', 'alice', 1, 'expired', NULL, NULL)::lease_end_request, 5, NULL)""")
                 .param("tenant", tenant).param("lease", UUID.randomUUID()).query().singleRow())
                 .isInstanceOf(DataAccessException.class).hasMessageContaining("expired is not an end");
     }

@@ -101,10 +101,10 @@ class LeasePlansTest {
                     // a waiting acquire's first try: the key is held, and its look without the lock finds it watched
                     "lease_acquire (first try)", "SELECT (answer).outcome FROM lease_acquire('bench', "
                             + request.formatted("gen_random_uuid()", "first") + ", 5, NULL, 62)",
-                    "lease_renew", "SELECT outcome FROM lease_renew('bench', " + lease + ", 'alice', " + token
-                            + ", NULL, 'r', 't')",
-                    "lease_end", "SELECT (answer).outcome FROM lease_end('bench', " + lease + ", 'released', 'alice', "
-                            + token + ", 'released', 'r', 't', 5, NULL)",
+                    "lease_renew", "SELECT outcome FROM lease_renew('bench', ROW(" + lease + ", 'alice', " + token
+                            + ", NULL, 'r', 't')::lease_renew_request)",
+                    "lease_end", "SELECT (answer).outcome FROM lease_end('bench', ROW(" + lease + ", 'released', 'alice', "
+                            + token + ", 'released', 'r', 't')::lease_end_request, 5, NULL)",
                     // an acquire's record of an expiry the sweeper has not made, one lease by its id
                     "lease_expire_locked", "SELECT lease_expire_locked('bench', ARRAY[" + lease + "::uuid],"
                             + " lease_now() + interval '2 minutes', 'system:acquire', 'r', 't', NULL)");
