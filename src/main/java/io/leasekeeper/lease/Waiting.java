@@ -18,8 +18,8 @@ import java.util.function.Supplier;
 import org.springframework.stereotype.Component;
 
 /**
- * Acquires, waiting or not, and watches. A waiting request holds no database connection or
- * transaction while it waits: each try is a short transaction of its own, and between tries the request's
+ * Acquires, waiting or not, and watches. A waiting request holds no database connection or transaction while it
+ * waits: each try is one call of its own (lease_acquire, naming which try it is), and between tries the request's
  * (virtual) thread sleeps in {@link KeyWaiters} until the key is handed to it or freed, a time it chose passes
  * (the holder's expiry, the end of a lock-delay, the fallback poll while notifications may be lost), or its
  * deadline.
@@ -59,7 +59,7 @@ class Waiting {
     private static final long CLIENT_CHECK_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     /**
-     * An acquire, each try its own transaction under the request's Idempotency-Key (a waiting acquire holds
+     * An acquire, each try one call under the request's Idempotency-Key (a waiting acquire holds
      * nothing between tries). With {@code waitSeconds} 0 it tries once. Else it tries the key; while it is busy, the request's row waits in the key's queue in the database, and the
      * request sleeps until a transaction offers the key to that row, or the key may be free (this request is
      * the longest-waiting one of the instance, and the key was freed without a hand-over or its holder's
@@ -106,7 +106,7 @@ class Waiting {
         }
     }
 
-    /** One try of a waiting acquire, in its own transaction under the request's Idempotency-Key. */
+    /** One try of an acquire, one call under the request's Idempotency-Key. */
     private interface Attempt {
         LeaseOutcome run(Supplier<LeaseOutcome> operation);
     }

@@ -16,20 +16,17 @@ import java.util.UUID;
 public final class FreedKeys {
 
     public static final String CHANNEL = "leasekeeper_key_freed";
+    /**
+     * Every key: what an expiry sends instead of its list when the list would reach PostgreSQL's bound of 8000 bytes
+     * for a payload (lease_expire_locked).
+     */
     static final String ALL = "*";
-    /** PostgreSQL refuses a payload of 8000 bytes or more; a longer list wakes every waiter instead. */
-    static final int MAX_PAYLOAD = 7_900;
 
     /** A key freed, and the waiter it was offered to (null: free, for a waiter to try). */
     public record Freed(long keyId, UUID offeredTo) {
     }
 
     private FreedKeys() {
-    }
-
-    /** The payload naming these free keys (comma-separated ids). */
-    public static String payload(String keyIds) {
-        return keyIds.length() > MAX_PAYLOAD ? ALL : keyIds;
     }
 
     /** The keys of a payload; empty for every key (or a payload this version cannot read). */
