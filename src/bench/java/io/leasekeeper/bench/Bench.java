@@ -80,6 +80,9 @@ public final class Bench {
                         case "hotkey" -> hotKey();
                         case "hotkey-wait" -> hotKeyWait();
                         case "etcd-hotkey" -> etcdHotKey();
+                        case "wrk-cycle" -> wrkCycle();
+                        case "wrk-renew" -> wrkRenew();
+                        case "wrk-hotkey" -> wrkHotKey();
                         case "scale" -> scale();
                         case "expiry" -> massExpiry();
                         case "tenant-flood" -> tenantFlood();
@@ -413,6 +416,69 @@ public final class Bench {
         report.renew(clients, leases.size(), http, db);
         if (flags.etcdBeside()) {
             report.besideEtcd("renew", clients, etcdBeside().version(), http, etcdRenew(clients, leases.size()));
+        }
+    }
+
+    /**
+     * The cycle with wrk for both sides (docs/performance.md, "wrk, the same generator for both"): at each of
+     * {@code --clients}, the service's cycle, then etcd's, each on its own share of keys per client.
+     */
+    private void wrkCycle() throws Exception {
+        for (int clients : flags.clients()) {
+            database.reset(flags.scaleSmall());
+            String perClient = String.valueOf(Math.max(1, flags.keys() / clients));
+            String run = "c" + clients + "-" + System.nanoTime();
+            Wrk.Result service = Wrk.run("service-cycle.lua", this.service.port(), clients, flags.warmup(),
+                    flags.duration(), cpu, phase -> List.of(token, perClient, run + "-" + phase));
+            Wrk.Result etcd = Wrk.run("etcd-cycle.lua", etcdBeside().clientPort(), clients, flags.warmup(),
+                    flags.duration(), besideCpu, phase -> List.of(perClient, run + "-" + phase));
+            report.wrk("cycle", clients, etcdBeside().version(), service, etcd);
+        }
+    }
+
+    /**
+     * Renewals with wrk for both sides, 32 clients: the service's renew of a random one of {@code --renew-leases}
+     * active leases, beside etcd's keep-alive of as many leases.
+     */
+    private void wrkRenew() throws Exception {
+        int clients = 32;
+        database.reset(flags.scaleSmall());
+        database.seed("bench", "bench", "r", flags.renewLeases(), database.now().plusSeconds(3600), 3600);
+        database.analyze();
+        Path serviceLeases = Wrk.lines(Path.of("target", "bench", "wrk-service-leases.txt"), database.numbered("r")
+                .stream().map(lease -> lease.id() + " " + lease.fencingToken()).toList());
+        Wrk.Result service = Wrk.run("service-renew.lua", this.service.port(), clients, flags.warmup(),
+                flags.duration(), cpu, phase -> List.of(token, serviceLeases.toAbsolutePath().toString()));
+        Etcd etcd = etcdBeside();
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < flags.renewLeases(); i++) {
+            ids.add(HttpLoad.post(etcd.clientPort(), null, WAIT_TIMEOUT, "/v3/lease/grant", "{\"TTL\": 3600}").body()
+                    .get("ID").asString());
+        }
+        Path etcdLeases = Wrk.lines(Path.of("target", "bench", "wrk-etcd-leases.txt"), ids);
+        Wrk.Result kept = Wrk.run("etcd-renew.lua", etcd.clientPort(), clients, flags.warmup(), flags.duration(),
+                besideCpu, phase -> List.of(etcdLeases.toAbsolutePath().toString()));
+        report.wrk("renew", clients, etcd.version(), service, kept);
+    }
+
+    /**
+     * The hot key with wrk for both sides, 64 clients after one key: the service's waiting acquire
+     * ({@code waitSeconds} 30) and release, beside etcd's lock service (lock, which blocks until granted, and unlock).
+     */
+    private void wrkHotKey() throws Exception {
+        int clients = 64;
+        database.reset(flags.scaleSmall());
+        String run = "h" + System.nanoTime();
+        Wrk.Result service = Wrk.run("service-hotkey.lua", this.service.port(), clients, flags.warmup(),
+                flags.duration(), cpu, phase -> List.of(token, run + "-" + phase));
+        // An etcd of its own, and no warm-up phase: wrk stops its clients wherever they are, and etcd's lock service,
+        // through its gateway, grants no more locks to the next clients once some were stopped while they waited (seen
+        // with etcd 3.4.23, even after every lease was revoked). etcd needs no JIT warm-up.
+        try (Etcd own = Etcd.start(flags.etcd(), Path.of(flags.etcdDir()), Duration.ofMinutes(10),
+                Path.of("target", "bench", "etcd-wrk-hotkey.log"))) {
+            Wrk.Result locks = Wrk.run("etcd-hotkey.lua", own.clientPort(), clients, Duration.ZERO, flags.duration(),
+                    new CpuUse(own.pid(), postmasterPid), phase -> List.of(run + "-" + phase));
+            report.wrk("hot key", clients, own.version(), service, locks);
         }
     }
 

@@ -14,9 +14,9 @@ record Flags(String jdbcUrl, List<String> workloads, List<Integer> clients, Dura
 
     /** Workloads of the service (they need it started); the others need no service. */
     static final List<String> SERVICE_WORKLOADS = List.of("cycle", "renew", "hotkey", "scale", "expiry", "hotkey-wait",
-            "tenant-flood", "retention", "sharing");
+            "tenant-flood", "retention", "sharing", "wrk-cycle", "wrk-renew", "wrk-hotkey");
     static final List<String> WORKLOADS = List.of("cycle", "renew", "hotkey", "scale", "expiry", "hotkey-wait",
-            "tenant-flood", "retention", "sharing", "etcd-hotkey");
+            "tenant-flood", "retention", "sharing", "etcd-hotkey", "wrk-cycle", "wrk-renew", "wrk-hotkey");
 
     static final String USAGE = """
             --jdbc-url=URL          PostgreSQL for the service and pgbench (required; src/bench/run makes one)
@@ -25,7 +25,10 @@ record Flags(String jdbcUrl, List<String> workloads, List<Integer> clients, Dura
                                     (one tenant's cycle alone, then while another floods the instance),
                                     retention (the cycle at full rate with a short retention, for
                                     --retention-run), sharing (the cycle with the default limits beside the
-                                    limits off, of one tenant and of 32) and etcd-hotkey (etcd's lock on one key; needs etcd, which src/bench/run installs)
+                                    limits off, of one tenant and of 32), etcd-hotkey (etcd's lock on one key; needs etcd, which src/bench/run installs)
+                                    and wrk-cycle, wrk-renew, wrk-hotkey (the cycle at each --clients, the renewals at 32
+                                    clients, the hot key at 64, with wrk driving the service and then etcd; src/bench/run
+                                    installs both)
             --clients=LIST          concurrent clients of the cycle workload (default 1,8,32,64)
             --jit=DURATION          the service's warm-up once at start, until its JIT has compiled (default 60s)
             --warmup=DURATION       before each measurement (default 5s)

@@ -21,6 +21,7 @@ final class Report {
     private final StringBuilder cycleCpu = new StringBuilder();
     /** The rows of the section "Beside etcd", written at the end. */
     private final StringBuilder besideEtcd = new StringBuilder();
+    private final StringBuilder wrk = new StringBuilder();
 
     Report(Flags flags) {
         this.flags = flags;
@@ -164,6 +165,56 @@ final class Report {
             target("Cycle throughput at " + clients + " clients at least 1.0× etcd's", ratio >= 1.0,
                     String.format(Locale.ROOT, "%.2f×", ratio) + " (" + fmt(service.perSecond()) + " vs "
                             + fmt(etcd.perSecond()) + " cycles/s)");
+        }
+    }
+
+    /**
+     * A workload with wrk for both sides: units per second of each, their ratio, wrk's request p99 of each, and the CPU
+     * per unit of every process (the generator's included), with the targets of the cycle at 8 and 32 clients.
+     */
+    void wrk(String workload, int clients, String version, Wrk.Result service, Wrk.Result etcd) {
+        if (wrk.isEmpty()) {
+            wrk.append("## wrk, the same generator for both\n\n").append("wrk ").append("(one connection per thread, ")
+                    .append("a Lua script of src/bench/wrk per workload) drives the service, with its limits as the ")
+                    .append("run has them, and then ").append(version).append(" (one member, fsync on, its JSON ")
+                    .append("gateway) with the same clients. Cycle: an acquire and its release on a key of the ")
+                    .append("client's own share of ").append(flags.keys()).append(" (etcd: a put-if-absent under the ")
+                    .append("client's lease, then a delete). Renew: a random one of ").append(flags.renewLeases())
+                    .append(" active leases (etcd: a keep-alive, which etcd answers from memory, writing nothing). ")
+                    .append("Hot key: a waiting acquire (`waitSeconds` 30) and its release (etcd: its lock service's ")
+                    .append("lock and unlock). CPU per unit in ms: the service + PostgreSQL (etcd) + wrk. p99: of ")
+                    .append("every request wrk sent (a cycle is two).\n\n")
+                    .append("| workload | clients | the service, /s | etcd, /s | the service ÷ etcd | the service's p99 | ")
+                    .append("etcd's p99 | CPU per unit: the service + PostgreSQL + wrk | CPU per unit: etcd + wrk | ")
+                    .append("errors: the service / etcd | first unexpected answer |\n")
+                    .append("|---|---|---|---|---|---|---|---|---|---|---|\n");
+        }
+        double ratio = service.perSecond() / etcd.perSecond();
+        String first = !service.firstUnexpected().isEmpty() ? service.firstUnexpected() : etcd.firstUnexpected();
+        wrk.append(row(workload, clients, fmt(service.perSecond()), fmt(etcd.perSecond()),
+                String.format(Locale.ROOT, "%.2f×", ratio), fmt(service.p99()), fmt(etcd.p99()),
+                fmt(service.millisPer(service.cores().service())) + " + " + fmt(service.millisPer(service.cores().postgres()))
+                        + " + " + fmt(service.millisPer(service.cores().pgbench())),
+                fmt(etcd.millisPer(etcd.cores().service())) + " + " + fmt(etcd.millisPer(etcd.cores().pgbench())),
+                service.errors() + " / " + etcd.errors(), first.replace("|", "\\|")));
+        count(service.errors() + etcd.errors());
+        if (workload.equals("cycle") && (clients == 8 || clients == 32)) {
+            target("wrk: the cycle at " + clients + " clients at least 1.0× etcd's", ratio >= 1.0,
+                    String.format(Locale.ROOT, "%.2f×", ratio) + " (" + fmt(service.perSecond()) + " vs "
+                            + fmt(etcd.perSecond()) + " cycles/s)");
+            double serviceCpu = service.millisPer(service.cores().service() + service.cores().postgres());
+            double etcdCpu = etcd.millisPer(etcd.cores().service());
+            target("wrk: the service and PostgreSQL at most etcd's CPU per cycle at " + clients + " clients",
+                    serviceCpu <= etcdCpu, fmt(serviceCpu) + " vs " + fmt(etcdCpu) + " ms");
+        }
+        if (workload.equals("renew")) {
+            target("wrk: renewals at least 0.5× etcd's keep-alives", ratio >= 0.5,
+                    String.format(Locale.ROOT, "%.2f×", ratio));
+        }
+        if (workload.equals("hot key")) {
+            target("wrk: hand-overs per second at least etcd's lock at " + clients + " clients", ratio >= 1.0,
+                    String.format(Locale.ROOT, "%.2f×", ratio) + " (" + fmt(service.perSecond()) + " vs "
+                            + fmt(etcd.perSecond()) + "/s)");
         }
     }
 
@@ -365,6 +416,9 @@ final class Report {
         StringBuilder all = new StringBuilder(body);
         if (!besideEtcd.isEmpty()) {
             all.append(besideEtcd).append('\n');
+        }
+        if (!wrk.isEmpty()) {
+            all.append(wrk).append('\n');
         }
         all.append("## Targets\n\n");
         targets.forEach(t -> all.append("- ").append(t).append('\n'));
