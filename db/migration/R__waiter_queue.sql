@@ -87,8 +87,8 @@ $$;
 
 -- A waiting acquire's row joins its key's queue (docs/concepts/waiting.md), with the key k (its lease_key row, found by
 -- the caller, locked or looked at without its lock; a record, as lease_grant's, so that no function depends on the
--- table's row type, which partitioning the schema replaces) at t: written once, when its first try finds the key busy; the row's wait ends with
--- the request's (t + r.wait_seconds). A retry of the same request (Idempotency-Key and fingerprint) takes over the row
+-- table's row type, which partitioning the schema replaces) at t: written once, when its first try finds the key
+-- busy; the row's wait ends with the request's (t + r.wait_seconds). A retry of the same request (Idempotency-Key and fingerprint) takes over the row
 -- its first request left (that request failed, or its client gave up on it): the row gets the retry's id and wait, and
 -- keeps its place, and the offer of the key to it when one runs (the retry then takes the key at once). The key is
 -- marked watched (lease_key.watched_until), reaching p_watch_horizon seconds ahead, when the mark would not cover the
