@@ -88,7 +88,7 @@ class ContainerRefusalsTest extends IntegrationTest {
     @Test
     void anAcceptHeaderNobodyCanParseStillGetsItsNotAcceptableProblem() {
         String w = writer("alice");
-        assertEachRefused(List.of(";;;", "a/b/c", "\"", "text/html"),
+        assertEachRefused(List.of(";;;", "a/b/c", "\"", "text/html", "\"/!", "text/\"x"),
                 accept -> send("GET", "/v1/leases", w, List.of("Accept: " + accept), null), 406, "NOT_ACCEPTABLE");
     }
 
